@@ -1,0 +1,60 @@
+/*
+ * Stable error codes (SPEC X-6).  Every error a client can see has a
+ * machine-readable name that never changes and a human sentence.  Codes are
+ * negative ints so functions can return them directly; 0 is success.
+ * Add new codes at the end of the table in err.c, never renumber.
+ */
+#ifndef COMMON_ERR_H
+#define COMMON_ERR_H
+
+enum err_code {
+	ERR_OK = 0,
+	ERR_INTERNAL = -1,		/* INTERNAL */
+	ERR_NOMEM = -2,			/* OUT_OF_MEMORY */
+	ERR_BAD_REQUEST = -3,		/* BAD_REQUEST */
+	ERR_BAD_JSON = -4,		/* BAD_JSON */
+	ERR_TOO_LARGE = -5,		/* TOO_LARGE */
+	ERR_UNKNOWN_OP = -6,		/* UNKNOWN_OP */
+	ERR_HELLO_REQUIRED = -7,	/* HELLO_REQUIRED */
+	ERR_UNSUPPORTED_VERSION = -8,	/* UNSUPPORTED_VERSION */
+	ERR_UNAUTHORIZED = -9,		/* UNAUTHORIZED */
+	ERR_NOT_FOUND = -10,		/* NOT_FOUND */
+	ERR_EXISTS = -11,		/* ALREADY_EXISTS */
+	ERR_NOT_DIR = -12,		/* NOT_A_DIRECTORY */
+	ERR_IS_DIR = -13,		/* IS_A_DIRECTORY */
+	ERR_PATH_OUTSIDE = -14,		/* PATH_OUTSIDE_WORKSPACE */
+	ERR_PATH_INVALID = -15,		/* PATH_INVALID */
+	ERR_NAME_TOO_LONG = -16,	/* NAME_TOO_LONG */
+	ERR_PERMISSION = -17,		/* PERMISSION_DENIED */
+	ERR_NO_SPACE = -18,		/* NO_SPACE */
+	ERR_IO = -19,			/* IO_ERROR */
+	ERR_NOT_EMPTY = -20,		/* DIRECTORY_NOT_EMPTY */
+	ERR_BUSY = -21,			/* BUSY */
+	ERR_EXEC_MAY_BE_RUNNING = -22,	/* EXEC_MAY_BE_RUNNING */
+	ERR_EXEC_SPAWN = -23,		/* EXEC_SPAWN_FAILED */
+	ERR_CANCELLED = -24,		/* CANCELLED */
+	ERR_TAR_INVALID = -25,		/* TAR_INVALID */
+	ERR_TAR_ENTRY_REJECTED = -26,	/* TAR_ENTRY_REJECTED */
+	ERR_TAR_TOO_LARGE = -27,	/* TAR_TOO_LARGE */
+	ERR_TAR_TOO_MANY_ENTRIES = -28,	/* TAR_TOO_MANY_ENTRIES */
+	ERR_TAR_TRUNCATED = -29,	/* TAR_TRUNCATED */
+	ERR_STALE_FENCE = -30,		/* STALE_FENCE */
+	ERR_INVALID_BOT = -31,		/* INVALID_BOT */
+	ERR_PEER_GONE = -32,		/* PEER_GONE */
+	ERR_CONFIG = -33,		/* CONFIG_INVALID */
+	ERR_CONNECT = -34,		/* CONNECT_FAILED */
+	ERR_PROTOCOL = -35,		/* PROTOCOL_ERROR */
+	ERR_NEED_MORE = -36,		/* NEED_MORE (internal: parser wants bytes) */
+	ERR_NOT_REGULAR = -37,		/* NOT_A_REGULAR_FILE */
+	ERR_RANGE = -38,		/* RANGE_INVALID */
+	ERR__LAST = -39
+};
+
+/* "PATH_OUTSIDE_WORKSPACE"; "INTERNAL" for unknown codes. */
+const char	*err_name(int code);
+/* "The path leads outside the workspace." */
+const char	*err_message(int code);
+/* Map an errno value to the closest code (ENOENT -> ERR_NOT_FOUND ...). */
+int		 err_from_errno(int errnum);
+
+#endif

@@ -1,0 +1,30 @@
+/*
+ * Redaction of secrets in free text (SPEC X-5).  Used by every log and error
+ * path.  It masks:
+ *   - credentials in URLs:      scheme://user:pass@host -> scheme://***@host
+ *   - Authorization / Proxy-Authorization / Cookie / Set-Cookie header values
+ *   - "Bearer <tok>" and "Basic <tok>"
+ *   - key=value and "key": "value" pairs whose key names a secret
+ *     (token, secret, password, passwd, key, apikey, api_key, credential,
+ *     auth, session, cookie, signature, x-amz-*)
+ *   - capability paths: /screen/<tok>, /term/<tok>, ?token=<tok>
+ * The mask is the literal "[REDACTED]".
+ */
+#ifndef COMMON_REDACT_H
+#define COMMON_REDACT_H
+
+#include <stddef.h>
+
+#define REDACT_MASK "[REDACTED]"
+
+/*
+ * Copy src to dst (at most dstlen bytes including NUL), masking secrets.
+ * Output is truncated, never overflowed.  Returns the length written.
+ */
+size_t	 redact_text(char *dst, size_t dstlen, const char *src);
+/* Allocating form; never returns NULL (aborts on OOM). */
+char	*redact_dup(const char *src);
+/* 1 if a key/header/variable name names a secret (case-insensitive). */
+int	 redact_key_is_secret(const char *key);
+
+#endif

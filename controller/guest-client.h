@@ -1,0 +1,71 @@
+/*
+ * A client of one guestd over its control channel (man/guestd-protocol.7).
+ * Used by `rakazoctl guest ...` today and by the controller later.
+ *
+ * The client runs its own libwebsockets client context.  Requests are
+ * asynchronous (callbacks run from gclient_run()); gclient_call() is the
+ * blocking convenience for one JSON request/response.  Uploads are pulled
+ * from a source callback only when the socket is writable, so a slow guestd
+ * never makes the client buffer a whole file.
+ */
+#ifndef CONTROLLER_GUEST_CLIENT_H
+#define CONTROLLER_GUEST_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+struct gclient;
+
+struct gclient_opts {
+	const char	*url;		/* ws://127.0.0.1:7000 (path /control added) */
+	const char	*secret;	/* bearer secret; copied, wiped on free */
+	int		 timeout_ms;	/* connect + hello; 0 = 10000 */
+};
+
+/* A whole response {"id","ok","result"|"error"}; msg is borrowed. */
+typedef void	(*gclient_reply_cb)(struct gclient *c, uint32_t id,
+		    json_t *msg, void *arg);
+/* A binary frame for id; return 0, or ERR_* to stop the client. */
+typedef int	(*gclient_data_cb)(struct gclient *c, uint32_t id,
+		    uint8_t channel, const uint8_t *p, size_t n, int end,
+		    void *arg);
+/* An event {"event", "id"?, ...}; borrowed. */
+typedef void	(*gclient_event_cb)(struct gclient *c, json_t *ev, void *arg);
+/*
+ * Upload source: copy up to max bytes into p and return the count; set
+ * *end on the last chunk (the count may be 0 then).  Negative ERR_* aborts.
+ */
+typedef ssize_t	(*gclient_source_cb)(void *arg, uint8_t *p, size_t max,
+		    int *end);
+
+/* Connect, authenticate and exchange hello.  0 or ERR_* with err filled. */
+int	 gclient_connect(struct gclient **out, const struct gclient_opts *o,
+	    char *err, size_t errlen);
+void	 gclient_free(struct gclient *c);
+/* The hello result (borrowed). */
+json_t	*gclient_hello(struct gclient *c);
+
+void	 gclient_on_event(struct gclient *c, gclient_event_cb cb, void *arg);
+/* Send a request; args is stolen.  Returns the id (> 0) or 0 on error. */
+uint32_t gclient_request(struct gclient *c, const char *op, json_t *args,
+	    gclient_reply_cb on_reply, gclient_data_cb on_data, void *arg);
+/* Stream a body for request id from src (channel 0, END at the end). */
+int	 gclient_upload(struct gclient *c, uint32_t id, gclient_source_cb src,
+	    void *arg);
+/* Serve until *done becomes non-zero, the connection closes or timeout_ms
+ * passes with nothing happening (0 = no limit).  0 or ERR_*. */
+int	 gclient_run(struct gclient *c, const int *done, int timeout_ms);
+
+/*
+ * Blocking call: on success 0 and *result (owned by the caller).  On an
+ * error reply returns its code (ERR_* from err_name) and puts
+ * "CODE: message" in err.
+ */
+int	 gclient_call(struct gclient *c, const char *op, json_t *args,
+	    json_t **result, char *err, size_t errlen);
+/* Map a reply's error object to a code; ERR_INTERNAL for unknown names. */
+int	 gclient_reply_error(json_t *msg, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,17 @@
+/*
+ * Commands (SPEC G-26): exec runs "bash -c" as the workspace user in its
+ * own process group, cwd bots/<bot>/ by default, with env, timeout, output
+ * cap, optional stdin and optional streaming of output as binary frames.
+ * exec.cancel kills the whole group and confirms it, or answers
+ * EXEC_MAY_BE_RUNNING.  Commands die with the connection that started them.
+ */
+#ifndef GUESTD_EXEC_H
+#define GUESTD_EXEC_H
+
+#include "control.h"
+
+int	exec_op_run(struct control_conn *, uint32_t, json_t *, char *, size_t);
+int	exec_op_cancel(struct control_conn *, uint32_t, json_t *, char *, size_t);
+unsigned exec_running(void);
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * The one event loop of guestd: libwebsockets' own service loop.  Every
+ * file descriptor (pipes of commands, tar pipes, the signalfd) is adopted
+ * into it as a raw lws descriptor; timers are lws sul timers; child exits
+ * arrive through a signalfd (no polling); worker threads hand results back
+ * with loop_post(), which wakes the loop with lws_cancel_service().
+ */
+#ifndef GUESTD_LOOP_H
+#define GUESTD_LOOP_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct lws_context;
+struct lws_vhost;
+struct lws_protocols;
+
+#define LOOP_READ	0x01
+#define LOOP_WRITE	0x02
+#define LOOP_HUP	0x04	/* peer closed; fd still open, drain it now */
+
+struct loop_fd;
+/*
+ * Called on the loop.  events is a mask of LOOP_*.  After LOOP_HUP the
+ * loop_fd is gone when the callback returns: do not touch it again.
+ */
+typedef void	(*loop_fd_cb)(struct loop_fd *lf, int events, void *arg);
+
+/* The protocol entry guestd's vhost must list for adopted descriptors. */
+extern const struct lws_protocols loop_raw_protocol;
+
+void	 loop_init(struct lws_context *ctx, struct lws_vhost *vh);
+/* Run until loop_stop(); returns 0. */
+int	 loop_run(void);
+void	 loop_stop(void);
+int	 loop_stopping(void);
+uint64_t loop_now_ms(void);	/* CLOCK_MONOTONIC */
+
+/*
+ * Adopt fd (made non-blocking and CLOEXEC here).  The loop owns fd from now
+ * on and closes it.  Reading is wanted at first; writing is not.
+ */
+struct loop_fd	*loop_fd_add(int fd, loop_fd_cb cb, void *arg);
+int		 loop_fd_get(struct loop_fd *lf);
+void		 loop_fd_want_read(struct loop_fd *lf, int on);
+void		 loop_fd_want_write(struct loop_fd *lf);	/* one shot */
+/* Close now; no callback follows.  NULL is a no-op. */
+void		 loop_fd_close(struct loop_fd *lf);
+
+struct loop_timer;
+typedef void	(*loop_timer_cb)(void *arg);
+/* One-shot timer; cancel with loop_timer_cancel (NULL is a no-op). */
+struct loop_timer	*loop_timer_add(uint64_t ms, loop_timer_cb cb, void *arg);
+void			 loop_timer_cancel(struct loop_timer *t);
+
+/* Called on the loop when pid exits; status as from waitpid. */
+typedef void	(*loop_child_cb)(pid_t pid, int status, void *arg);
+int	 loop_child_watch(pid_t pid, loop_child_cb cb, void *arg);
+void	 loop_child_forget(pid_t pid);
+
+/*
+ * From any thread: run fn(arg) on the loop soon.  The queue is bounded by
+ * its callers (each worker posts once per job).
+ */
+void	 loop_post(void (*fn)(void *), void *arg);
+/* Internal: called by the lws protocol on LWS_CALLBACK_EVENT_WAIT_CANCELLED. */
+void	 loop_run_posted(void);
+
+#endif

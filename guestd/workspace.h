@@ -1,0 +1,39 @@
+/*
+ * Workspace export and import (SPEC G-28) with libarchive.
+ *
+ * workspace.export streams a pax tar of directories and regular files as
+ * binary frames, leaving out only the temporary cache and lock files inside
+ * .browser-profiles (workspace_export_skip()).  A worker thread walks the
+ * tree and writes the tar into a pipe; the loop forwards pipe chunks while
+ * the controller reads, so a stalled reader stalls the walk, not memory.
+ *
+ * workspace.import takes a tar as binary frames into a pipe read by a
+ * worker thread, which validates every entry (workspace_entry_check()) and
+ * extracts into a staging directory beside the workspace; only when the
+ * whole stream was good does it swap the staging directory in.
+ */
+#ifndef GUESTD_WORKSPACE_H
+#define GUESTD_WORKSPACE_H
+
+#include <stdint.h>
+#include "control.h"
+
+int	workspace_op_export(struct control_conn *, uint32_t, json_t *, char *,
+	    size_t);
+int	workspace_op_import(struct control_conn *, uint32_t, json_t *, char *,
+	    size_t);
+
+/* 1 when a workspace-relative path is a temporary cache/lock file of a
+ * browser profile that export leaves out. */
+int	workspace_export_skip(const char *relpath, int is_dir);
+
+/*
+ * Validate one tar entry's name and type: relative, no "."/".." or empty
+ * segments, names <= NAME_MAX, path <= PATH_MAX, type directory or regular
+ * file, no hardlink target.  type is the AE_IF* value.  0 or
+ * ERR_TAR_ENTRY_REJECTED with a sentence in why.
+ */
+int	workspace_entry_check(const char *name, unsigned type, int has_link,
+	    char *why, size_t whylen);
+
+#endif

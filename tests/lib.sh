@@ -1,0 +1,112 @@
+# Shared helpers for integration tests (sourced).  Each test gets its own
+# temp dir, its own guestd on an ephemeral loopback port and its own secret;
+# everything is removed on exit, and logs are printed only when the test
+# fails.  Readiness is a FIFO that guestd writes its port into: no sleeps.
+#
+# Environment (set by `make check`): GUESTD, RAKAZOCTL, WSPROBE, top_srcdir.
+
+set -u
+
+: "${GUESTD:?run through make check}"
+: "${RAKAZOCTL:?run through make check}"
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/rakazo-test.XXXXXX")
+chmod 755 "$T"
+WS="$T/ws"
+SECRET="$T/secret"
+GUESTD_PID=""
+GUESTD_LOG="$T/guestd.log"
+T_FAILED=0
+mkdir -p "$WS"
+
+# Root runs guestd as an unprivileged user, as images do.
+if [ "$(id -u)" -eq 0 ]; then
+	T_USER=nobody
+	chown "$T_USER" "$WS"
+else
+	T_USER=$(id -un)
+fi
+
+t_cleanup() {
+	rc=$?
+	if [ -n "$GUESTD_PID" ] && kill -0 "$GUESTD_PID" 2>/dev/null; then
+		kill "$GUESTD_PID" 2>/dev/null
+		wait "$GUESTD_PID" 2>/dev/null
+	fi
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+		echo "---- guestd log ----" >&2
+		cat "$GUESTD_LOG" >&2 2>/dev/null
+	fi
+	rm -rf "$T"
+	exit "$rc"
+}
+trap t_cleanup EXIT
+trap 'exit 1' INT TERM
+
+t_fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+t_note() {
+	echo "# $*"
+}
+
+t_eq() {	# actual expected what
+	[ "$1" = "$2" ] || t_fail "$3: got '$1', want '$2'"
+}
+
+t_contains() {	# haystack needle what
+	case "$1" in
+	*"$2"*) ;;
+	*) t_fail "$3: '$2' not in '$1'" ;;
+	esac
+}
+
+t_not_contains() {
+	case "$1" in
+	*"$2"*) t_fail "$3: '$2' unexpectedly in '$1'" ;;
+	*) ;;
+	esac
+}
+
+# A fresh 192-bit secret, mode 0600.
+t_secret() {
+	head -c 24 /dev/urandom | base64 | tr '+/' '-_' > "$SECRET"
+	chmod 600 "$SECRET"
+}
+
+# t_start_guestd [extra guestd args...]: start and wait until listening.
+t_start_guestd() {
+	[ -s "$SECRET" ] || t_secret
+	rm -f "$T/ready"
+	mkfifo "$T/ready"
+	user_args=""
+	[ "$(id -u)" -eq 0 ] && user_args="--user $T_USER"
+	# shellcheck disable=SC2086
+	"$GUESTD" --listen 127.0.0.1:0 --secret-file "$SECRET" \
+	    --workspace "$WS" --ready-file "$T/ready" --log-level debug \
+	    $user_args "$@" >"$GUESTD_LOG" 2>&1 &
+	GUESTD_PID=$!
+	# Blocks until guestd opens the FIFO; if guestd dies first, the
+	# watchdog opens it to unblock us.
+	( while kill -0 "$GUESTD_PID" 2>/dev/null; do sleep 0.2; done
+	  : > "$T/ready" ) 2>/dev/null &
+	watchdog=$!
+	read -r PORT < "$T/ready" || PORT=""
+	kill "$watchdog" 2>/dev/null
+	wait "$watchdog" 2>/dev/null
+	[ -n "$PORT" ] || t_fail "guestd did not start"
+	URL="ws://127.0.0.1:$PORT"
+	export URL PORT
+}
+
+# rk ARGS...: rakazoctl guest against this test's guestd.
+rk() {
+	"$RAKAZOCTL" guest --url "$URL" --secret-file "$SECRET" "$@"
+}
+
+# Peak resident memory of guestd in KiB.
+t_guestd_hwm_kb() {
+	awk '/^VmHWM:/ { print $2 }' "/proc/$GUESTD_PID/status"
+}
