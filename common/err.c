@@ -1,1 +1,138 @@
-/* placeholder: being written */
+/*
+ * Stable error codes and their sentences (SPEC X-6).  The table is indexed
+ * by -code so err_name() and err_message() are a bounds check and a load;
+ * names never change once published because clients match on them.
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include "err.h"
+
+struct err_entry {
+	const char	*name;
+	const char	*message;
+};
+
+static const struct err_entry err_table[] = {
+	[0] = { "OK", "Success." },
+	[-ERR_INTERNAL] = { "INTERNAL", "An internal error occurred." },
+	[-ERR_NOMEM] = { "OUT_OF_MEMORY", "The daemon ran out of memory." },
+	[-ERR_BAD_REQUEST] = { "BAD_REQUEST", "The request is malformed." },
+	[-ERR_BAD_JSON] = { "BAD_JSON", "The message is not valid JSON." },
+	[-ERR_TOO_LARGE] = { "TOO_LARGE", "The input exceeds the size limit." },
+	[-ERR_UNKNOWN_OP] = { "UNKNOWN_OP", "The operation is not known." },
+	[-ERR_HELLO_REQUIRED] = { "HELLO_REQUIRED",
+	    "The first request must be hello." },
+	[-ERR_UNSUPPORTED_VERSION] = { "UNSUPPORTED_VERSION",
+	    "The protocol version is not supported." },
+	[-ERR_UNAUTHORIZED] = { "UNAUTHORIZED",
+	    "The credentials are missing or wrong." },
+	[-ERR_NOT_FOUND] = { "NOT_FOUND", "The object was not found." },
+	[-ERR_EXISTS] = { "ALREADY_EXISTS", "The object already exists." },
+	[-ERR_NOT_DIR] = { "NOT_A_DIRECTORY",
+	    "A path component is not a directory." },
+	[-ERR_IS_DIR] = { "IS_A_DIRECTORY", "The path is a directory." },
+	[-ERR_PATH_OUTSIDE] = { "PATH_OUTSIDE_WORKSPACE",
+	    "The path leads outside the workspace." },
+	[-ERR_PATH_INVALID] = { "PATH_INVALID", "The path is not valid." },
+	[-ERR_NAME_TOO_LONG] = { "NAME_TOO_LONG",
+	    "The path or a name in it is too long." },
+	[-ERR_PERMISSION] = { "PERMISSION_DENIED",
+	    "Permission was denied." },
+	[-ERR_NO_SPACE] = { "NO_SPACE",
+	    "There is no space left on the device." },
+	[-ERR_IO] = { "IO_ERROR", "An input/output error occurred." },
+	[-ERR_NOT_EMPTY] = { "DIRECTORY_NOT_EMPTY",
+	    "The directory is not empty." },
+	[-ERR_BUSY] = { "BUSY", "The resource is busy; try again later." },
+	[-ERR_EXEC_MAY_BE_RUNNING] = { "EXEC_MAY_BE_RUNNING",
+	    "The command may still be running." },
+	[-ERR_EXEC_SPAWN] = { "EXEC_SPAWN_FAILED",
+	    "The command could not be started." },
+	[-ERR_CANCELLED] = { "CANCELLED", "The operation was cancelled." },
+	[-ERR_TAR_INVALID] = { "TAR_INVALID", "The tar archive is invalid." },
+	[-ERR_TAR_ENTRY_REJECTED] = { "TAR_ENTRY_REJECTED",
+	    "A tar entry was rejected." },
+	[-ERR_TAR_TOO_LARGE] = { "TAR_TOO_LARGE",
+	    "The tar archive exceeds the size limit." },
+	[-ERR_TAR_TOO_MANY_ENTRIES] = { "TAR_TOO_MANY_ENTRIES",
+	    "The tar archive has too many entries." },
+	[-ERR_TAR_TRUNCATED] = { "TAR_TRUNCATED",
+	    "The tar archive is truncated." },
+	[-ERR_STALE_FENCE] = { "STALE_FENCE",
+	    "The fence is stale; a newer holder exists." },
+	[-ERR_INVALID_BOT] = { "INVALID_BOT", "The bot name is not valid." },
+	[-ERR_PEER_GONE] = { "PEER_GONE", "The peer went away." },
+	[-ERR_CONFIG] = { "CONFIG_INVALID", "The configuration is invalid." },
+	[-ERR_CONNECT] = { "CONNECT_FAILED", "The connection failed." },
+	[-ERR_PROTOCOL] = { "PROTOCOL_ERROR",
+	    "The peer violated the protocol." },
+	[-ERR_NEED_MORE] = { "NEED_MORE", "More input is needed." },
+	[-ERR_NOT_REGULAR] = { "NOT_A_REGULAR_FILE",
+	    "The path is not a regular file." },
+	[-ERR_RANGE] = { "RANGE_INVALID", "The range is not valid." },
+};
+
+/* Unknown codes read as INTERNAL: a client never sees an unnamed error. */
+static const struct err_entry *
+err_lookup(int code)
+{
+	size_t	 i;
+
+	if (code > 0 || code <= ERR__LAST)
+		return &err_table[-ERR_INTERNAL];
+	i = (size_t)-code;
+	if (i >= sizeof(err_table) / sizeof(err_table[0]) ||
+	    err_table[i].name == NULL)
+		return &err_table[-ERR_INTERNAL];
+	return &err_table[i];
+}
+
+const char *
+err_name(int code)
+{
+	return err_lookup(code)->name;
+}
+
+const char *
+err_message(int code)
+{
+	return err_lookup(code)->message;
+}
+
+int
+err_from_errno(int errnum)
+{
+	switch (errnum) {
+	case 0:
+		return ERR_INTERNAL;
+	case ENOENT:
+		return ERR_NOT_FOUND;
+	case EEXIST:
+		return ERR_EXISTS;
+	case ENOTDIR:
+		return ERR_NOT_DIR;
+	case EISDIR:
+		return ERR_IS_DIR;
+	case EACCES:
+	case EPERM:
+		return ERR_PERMISSION;
+	case ENOSPC:
+	case EDQUOT:
+		return ERR_NO_SPACE;
+	case ENAMETOOLONG:
+		return ERR_NAME_TOO_LONG;
+	case ENOTEMPTY:
+		return ERR_NOT_EMPTY;
+	case EXDEV:
+	case ELOOP:
+		/* Confined opens (RESOLVE_BENEATH/NO_SYMLINKS) fail so. */
+		return ERR_PATH_OUTSIDE;
+	case ENOMEM:
+		return ERR_NOMEM;
+	case EINVAL:
+		return ERR_BAD_REQUEST;
+	default:
+		return ERR_IO;
+	}
+}

@@ -1,7 +1,7 @@
 /*
  * Redaction of secrets in free text (SPEC X-5).  Used by every log and error
  * path.  It masks:
- *   - credentials in URLs:      scheme://user:pass@host -> scheme://***@host
+ *   - credentials in URLs:      scheme://user:pass@host -> scheme://[REDACTED]@host
  *   - Authorization / Proxy-Authorization / Cookie / Set-Cookie header values
  *   - "Bearer <tok>" and "Basic <tok>"
  *   - key=value and "key": "value" pairs whose key names a secret

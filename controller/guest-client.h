@@ -59,6 +59,18 @@ int	 gclient_upload(struct gclient *c, uint32_t id, gclient_source_cb src,
 int	 gclient_run(struct gclient *c, const int *done, int timeout_ms);
 
 /*
+ * Watch fd (a signalfd, a self-pipe) from the client's loop: cb runs from
+ * gclient_run() whenever fd is readable and must read it.  The client owns
+ * fd from then on and closes it in gclient_free().  0 or ERR_*.
+ */
+typedef void	(*gclient_fd_cb)(struct gclient *c, int fd, void *arg);
+int	 gclient_watch_fd(struct gclient *c, int fd, gclient_fd_cb cb,
+	    void *arg);
+/* A sentence on why the connection failed or closed (never a secret);
+ * "" while all is well. */
+const char *gclient_error(struct gclient *c);
+
+/*
  * Blocking call: on success 0 and *result (owned by the caller).  On an
  * error reply returns its code (ERR_* from err_name) and puts
  * "CODE: message" in err.

@@ -66,6 +66,9 @@ struct control_op {
 
 extern const struct lws_protocols control_protocol;
 
+/* hello succeeded on this connection: other ops are allowed from now. */
+void	 control_hello_done(struct control_conn *c);
+
 /* Set at start-up by main.c. */
 void	 control_set_secret(const char *secret);
 void	 control_set_ops(const struct control_op *ops, size_t n);

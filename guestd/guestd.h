@@ -19,6 +19,7 @@ struct guestd_settings {
 	uint64_t	 exec_max_output;	/* cap on output_limit */
 	int64_t		 exec_max_timeout_ms;
 	int64_t		 exec_max_running;	/* concurrent commands */
+	uint64_t	 started_ms;		/* loop_now_ms() at start */
 };
 
 extern struct guestd_settings guestd;

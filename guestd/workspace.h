@@ -36,4 +36,39 @@ int	workspace_export_skip(const char *relpath, int is_dir);
 int	workspace_entry_check(const char *name, unsigned type, int has_link,
 	    char *why, size_t whylen);
 
+/*
+ * The blocking halves of the ops, exposed for the unit tests and the fuzz
+ * target; they run on worker threads and never touch the loop.
+ */
+struct workspace_limits {
+	uint64_t	max_bytes;	/* declared and written file bytes; 0 = none */
+	uint64_t	max_entries;	/* 0 = none */
+};
+
+struct workspace_counts {
+	uint64_t	bytes;		/* file bytes written (import) */
+	uint64_t	entries;	/* directories + regular files */
+	uint64_t	skipped;	/* export: entries left out */
+};
+
+/*
+ * Read a tar from tarfd (blocking) and extract it beneath the empty
+ * directory stagefd, checking every entry and the limits.  Stops at the
+ * end-of-archive marker without reading further.  0, or ERR_TAR_* /
+ * ERR_NO_SPACE / ERR_* with a sentence naming the entry in why.  On error
+ * stagefd may hold a partial tree: the caller removes it.
+ */
+int	workspace_extract_fd(int tarfd, int stagefd,
+	    const struct workspace_limits *lim, struct workspace_counts *cnt,
+	    char *why, size_t whylen);
+
+/*
+ * Write the tree below rootfd (a directory fd) as a pax tar to outfd
+ * (blocking).  0, ERR_CANCELLED when the reader went away (EPIPE), or ERR_*.
+ */
+int	workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt);
+
+/* Remove everything inside dirfd (never following symlinks).  0 or ERR_*. */
+int	workspace_tree_empty(int dirfd);
+
 #endif

@@ -1,13 +1,20 @@
 #!/bin/sh
 # Install everything needed to build, run and test rakazo-computer on
-# Debian 12.  Idempotent: packages already present are left alone, so the
-# README's commands and .ci/run can all call it.
+# Debian 12.  Idempotent: packages already present are left alone and apt is
+# not even called then, so the README's commands and .ci/run can all call it
+# on every run.  As a normal user it uses sudo; as root it needs nothing.
 set -eu
 
+# Build: the autotools chain and the libraries configure checks for.
+# Tests: cmocka (unit), clang + compiler-rt (ASan/UBSan, libFuzzer),
+# llvm-14 for llvm-symbolizer (readable sanitizer stacks), mandoc (man page
+# lint in `make check`), and the plain tools the integration scripts use.
 PKGS="
-autoconf automake libtool pkg-config make gcc clang libclang-rt-14-dev
+autoconf automake libtool pkg-config make gcc libc6-dev
+clang libclang-rt-14-dev llvm-14
 libwebsockets-dev libjansson-dev libcmocka-dev libarchive-dev libssl-dev
-mandoc bash coreutils procps tar xz-utils ca-certificates
+mandoc bash coreutils findutils diffutils grep sed procps psmisc
+util-linux passwd tar xz-utils gzip ca-certificates
 "
 
 missing=""
@@ -18,12 +25,24 @@ for p in $PKGS; do
 	fi
 done
 
-if [ -n "$missing" ]; then
-	SUDO=""
-	[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-	export DEBIAN_FRONTEND=noninteractive
-	$SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
-	# shellcheck disable=SC2086
-	$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q \
-	    --no-install-recommends $missing
+# npm packages for browser tests will be installed here once those tests
+# exist (they need a real Chromium and playwright-core).
+
+[ -n "$missing" ] || exit 0
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+	if ! command -v sudo >/dev/null 2>&1; then
+		echo "install-deps: missing packages:$missing" >&2
+		echo "install-deps: run this script as root (no sudo found)" >&2
+		exit 1
+	fi
+	SUDO="sudo"
 fi
+echo "install-deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# Another process may hold the dpkg lock on a fresh machine: wait for it.
+$SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
+# shellcheck disable=SC2086
+$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+    --no-install-recommends $missing
