@@ -132,7 +132,9 @@ log_eventv(enum log_level level, const char *event, const char *fmt,
 	len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
 	if (fmt != NULL && fmt[0] != '\0' && len < sizeof(line) - 2) {
 		line[len++] = ' ';
-		vsnprintf(line + len, sizeof(line) - len, fmt, ap);
+		/* "%s" of "" must not leave a trailing blank. */
+		if (vsnprintf(line + len, sizeof(line) - len, fmt, ap) <= 0)
+			line[len - 1] = '\0';
 	}
 	len = redact_text(out, sizeof(out) - 1, line);
 	/* A value with an embedded newline must not forge a second line. */

@@ -59,6 +59,21 @@ redact_istokchar(int c)
 	    c == '/' || c == '=';
 }
 
+/*
+ * "Basic" is also an English word: mask what follows only when it looks
+ * like base64 (an upper-case letter, a digit or + / =), not "basic idea".
+ * "Bearer" is rare enough in prose to mask always.
+ */
+static int
+redact_looks_b64(const char *p, const char *e)
+{
+	for (; p < e; p++)
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    *p == '+' || *p == '/' || *p == '=')
+			return 1;
+	return 0;
+}
+
 /* Where an unquoted value ends (k=v lists, query strings, JSON scalars). */
 static int
 redact_isvalend(int c)
@@ -250,16 +265,23 @@ redact_word(struct rw *w, const char *text, const char *s, const char *e)
 			;
 		for (t = k; redact_istokchar((unsigned char)*t); t++)
 			;
-		if (k != e && t != k) {
+		if (k != e && t != k && (n == 6 || redact_looks_b64(k, t))) {
 			rw_put(w, s, (size_t)(k - s));
 			rw_mask(w);
 			return t;
 		}
 	}
 
-	if (*e == '=' && redact_key_is_secretn(s, n)) {
-		rw_put(w, s, n + 1);
-		return redact_value(w, e + 1, 0);
+	/* key=value, also "key = value" as config files write it. */
+	for (k = e; redact_isblank((unsigned char)*k); k++)
+		;
+	if (*k == '=' && redact_key_is_secretn(s, n)) {
+		k++;
+		if (k - 1 != e)
+			while (redact_isblank((unsigned char)*k))
+				k++;
+		rw_put(w, s, (size_t)(k - s));
+		return redact_value(w, k, 0);
 	}
 
 	/* "key": value (JSON, possibly escaped inside a quoted log value). */

@@ -13,7 +13,7 @@
  * The bearer secret lives only in this struct and in the handshake header
  * lws builds; it is wiped on free and never copied into an error sentence.
  */
-#include "config.h"
+#include "autoconf.h"
 
 #include <sys/types.h>
 
@@ -594,6 +594,8 @@ gclient_idle_cb(lws_sorted_usec_list_t *sul)
 	due = c->last_activity + c->idle_us;
 	if (now >= due) {
 		c->timed_out = 1;
+		/* Timers run just before lws polls: wake that poll. */
+		lws_cancel_service(c->ctx);
 		return;
 	}
 	lws_sul_schedule(c->ctx, 0, &c->sul, gclient_idle_cb, due - now);

@@ -3,7 +3,7 @@
  * top-level verb in cli_cmds[] and hands it argv; each verb lives in its own
  * cli-*.c file and owns its options, output and exit status.
  */
-#include "config.h"
+#include "autoconf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,12 +26,22 @@ cli_error(const char *fmt, ...)
 {
 	char	 raw[1024], red[1024];
 	va_list	 ap;
+	size_t	 code;
 
 	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	redact_text(red, sizeof(red), raw);
-	fprintf(stderr, "rakazoctl: %s\n", red);
+	/*
+	 * A leading stable code ("UNAUTHORIZED: ...") stays as it is: the
+	 * redactor would take "AUTH...: value" for a credential.
+	 */
+	code = strspn(raw, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+	if (code == 0 || strncmp(raw + code, ": ", 2) != 0)
+		code = 0;
+	else
+		code += 2;
+	redact_text(red, sizeof(red), raw + code);
+	fprintf(stderr, "rakazoctl: %.*s%s\n", (int)code, raw, red);
 }
 
 int

@@ -22,6 +22,7 @@
 
 #include <linux/close_range.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -96,6 +97,7 @@ struct exec {
 	struct loop_timer	*timeout_t;
 	struct loop_timer	*kill_t;	/* SIGKILL after the grace */
 	struct loop_timer	*poll_t;	/* group-gone polling */
+	struct loop_timer	*in_t;		/* stdin write re-arm */
 	uint64_t		 started_ms;
 	uint64_t		 ended_ms;
 	uint64_t		 killed_ms;	/* when SIGKILL went out; 0 none */
@@ -183,7 +185,8 @@ exec_release(struct exec *e)
 	loop_timer_cancel(e->timeout_t);
 	loop_timer_cancel(e->kill_t);
 	loop_timer_cancel(e->poll_t);
-	e->timeout_t = e->kill_t = e->poll_t = NULL;
+	loop_timer_cancel(e->in_t);
+	e->timeout_t = e->kill_t = e->poll_t = e->in_t = NULL;
 }
 
 static void
@@ -196,11 +199,54 @@ exec_free(struct exec *e)
 	free(e);
 }
 
-/* 1 when no process of the group is left (zombies count as left). */
+/*
+ * 1 when pid's /proc entry says it is a live member of group pgid.  A
+ * zombie is dead: whether it is reaped soon depends on whoever inherited
+ * it (init may poll), which must not decide our answer.
+ */
+static int
+exec_proc_live_member(const char *pid, pid_t pgid)
+{
+	char		 path[64], st[512], *p, state;
+	int		 fd, pgrp, ppid;
+	ssize_t		 n;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;	/* gone meanwhile */
+	n = read(fd, st, sizeof(st) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	st[n] = '\0';
+	/* "pid (comm) S ppid pgrp ..."; comm may hold anything but the
+	 * last ')' ends it. */
+	if ((p = strrchr(st, ')')) == NULL ||
+	    sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
+		return 1;	/* unreadable: assume the worst */
+	return pgrp == pgid && state != 'Z' && state != 'X';
+}
+
+/* 1 when no live process of the group is left; 0 when some or unknown. */
 static int
 exec_group_gone(const struct exec *e)
 {
-	return kill(-e->pid, 0) == -1 && errno == ESRCH;
+	struct dirent	*de;
+	DIR		*d;
+	int		 live = 0;
+
+	if (kill(-e->pid, 0) == -1 && errno == ESRCH)
+		return 1;
+	/* Only zombies may be left: look. */
+	if ((d = opendir("/proc")) == NULL)
+		return 0;
+	while (!live && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		live = exec_proc_live_member(de->d_name, e->pid);
+	}
+	closedir(d);
+	return !live;
 }
 
 static void
@@ -285,6 +331,8 @@ exec_cancel_reply(struct exec *e, int killed)
 	if (cid == 0 || e->conn == NULL)
 		return;
 	e->cancel_id = 0;
+	log_info("exec.cancelled", "id=%u pid=%d state=%s", e->id, (int)e->pid,
+	    killed ? "killed" : "may_be_running");
 	if (killed)
 		control_reply(e->conn, cid, json_pack("{s:I, s:s}", "target",
 		    (json_int_t)e->id, "state", "killed"));
@@ -353,7 +401,6 @@ static void
 exec_poll_cb(void *arg)
 {
 	struct exec	*e = arg;
-
 	int		 i;
 
 	e->poll_t = NULL;
@@ -370,6 +417,7 @@ exec_poll_cb(void *arg)
 static void
 exec_advance(struct exec *e)
 {
+	uint64_t elapsed;
 	int	 i, gone;
 
 	if (e->state == EXEC_DRAINING) {
@@ -400,10 +448,11 @@ exec_advance(struct exec *e)
 	if (e->state == EXEC_RUNNING && e->killed_ms != 0 &&
 	    e->cancel_id != 0) {
 		/* SIGKILL sent but the child is not even reaped yet. */
-		if (loop_now_ms() - e->killed_ms >= EXEC_CONFIRM_MS)
+		elapsed = loop_now_ms() - e->killed_ms;
+		if (elapsed >= EXEC_CONFIRM_MS)
 			exec_cancel_reply(e, 0);
 		else if (e->poll_t == NULL)
-			e->poll_t = loop_timer_add(EXEC_CONFIRM_MS,
+			e->poll_t = loop_timer_add(EXEC_CONFIRM_MS - elapsed,
 			    exec_poll_cb, e);
 		return;
 	}
@@ -493,6 +542,7 @@ exec_pause(struct exec *e)
 	for (i = 0; i < 2; i++)
 		if (e->out[i].lf != NULL)
 			loop_fd_want_read(e->out[i].lf, 0);
+	log_debug("exec.pause", "id=%u", e->id);
 	control_stream_pause(&e->s);
 }
 
@@ -575,6 +625,26 @@ exec_out_cb(struct loop_fd *lf, int events, void *arg)
 }
 
 static void
+exec_in_rearm(void *arg)
+{
+	struct exec	*e = arg;
+
+	e->in_t = NULL;
+	loop_fd_want_write(e->in_lf);
+}
+
+/*
+ * lws drops POLLOUT on a raw file after its writeable callback returns, so
+ * asking again from inside that callback is lost: ask from the next turn.
+ */
+static void
+exec_in_again(struct exec *e)
+{
+	if (e->in_t == NULL)
+		e->in_t = loop_timer_add(0, exec_in_rearm, e);
+}
+
+static void
 exec_in_cb(struct loop_fd *lf, int events, void *arg)
 {
 	struct exec	*e = arg;
@@ -590,13 +660,13 @@ exec_in_cb(struct loop_fd *lf, int events, void *arg)
 	    e->in_len - e->in_off);
 	saved = errno;
 	if (n < 0 && (saved == EAGAIN || saved == EINTR)) {
-		loop_fd_want_write(lf);
+		exec_in_again(e);
 		return;
 	}
 	if (n > 0)
 		e->in_off += (size_t)n;
 	if (n > 0 && e->in_off < e->in_len) {
-		loop_fd_want_write(lf);
+		exec_in_again(e);
 		return;
 	}
 	loop_fd_close(lf);
@@ -616,6 +686,7 @@ exec_stream_resume(struct control_stream *s)
 	for (i = 0; i < 2; i++)
 		if (e->out[i].lf != NULL)
 			loop_fd_want_read(e->out[i].lf, 1);
+	log_debug("exec.resume", "id=%u", e->id);
 	/* An idle pipe gives no event: drain from a timer, not from inside
 	 * control.c's callback (which may free e). */
 	if (e->state == EXEC_DRAINING && e->poll_t == NULL)

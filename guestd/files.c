@@ -66,6 +66,9 @@ struct files_write {
 	char			 path[PATH_MAX];
 };
 
+static void	files_detail(char *, size_t, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+
 static void
 files_detail(char *detail, size_t len, const char *fmt, ...)
 {

@@ -217,18 +217,32 @@ main_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 
 static struct lws_protocols main_protocols[4];
 
-static void
-main_write_ready(int port)
+/*
+ * Opened before privileges are dropped, so a root-made FIFO or file works;
+ * written once the port is bound.
+ */
+static int
+main_open_ready(void)
 {
-	char	buf[32];
-	int	fd, n;
+	int	fd;
 
 	if (main_ready_file == NULL)
-		return;
+		return -1;
 	fd = open(main_ready_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 	    0644);
 	if (fd == -1)
 		main_die("ready file: %s", strerror(errno));
+	return fd;
+}
+
+static void
+main_write_ready(int fd, int port)
+{
+	char	buf[32];
+	int	n;
+
+	if (fd == -1)
+		return;
 	n = snprintf(buf, sizeof buf, "%d\n", port);
 	if (write(fd, buf, (size_t)n) != n)
 		main_die("ready file: %s", strerror(errno));
@@ -244,7 +258,7 @@ main(int argc, char **argv)
 	char			 host[256], err[256];
 	char			 secret[SECRET_MAX + 1];
 	sigset_t		 set;
-	int			 next, port, lvl, i;
+	int			 next, port, lvl, i, readyfd;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -268,6 +282,7 @@ main(int argc, char **argv)
 		main_die("--listen wants ADDR:PORT, got %s", main_listen);
 
 	main_read_secret(secret, sizeof secret);
+	readyfd = main_open_ready();
 	main_drop_privileges();
 	main_workspace_setup();
 
@@ -320,7 +335,7 @@ main(int argc, char **argv)
 	port = lws_get_vhost_listen_port(vh);
 	log_info("guestd.listening", "addr=%s port=%d workspace=%s user=%s",
 	    host, port, guestd.workspace, guestd.user);
-	main_write_ready(port);
+	main_write_ready(readyfd, port);
 
 	loop_run();
 

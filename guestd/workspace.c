@@ -1,1 +1,1684 @@
-/* placeholder: being written */
+/*
+ * Workspace export and import (SPEC G-28, X-3): the portable workspace
+ * leaves and enters a computer as one tar stream.
+ *
+ * The archive work blocks (directory walks, libarchive, disk writes), so
+ * each op runs it on one detached worker thread joined to the loop by a
+ * pipe.  Export: the worker writes the tar into the pipe and the loop
+ * forwards what it reads as binary frames, pausing the pipe while the
+ * controller is slow.  Import: the loop writes received frames into the
+ * pipe and stops reading the socket while the pipe is full; the worker
+ * validates and extracts every entry into a staging directory and swaps it
+ * in only once the whole archive was good.  Workers never touch loop state:
+ * they hand one result back with loop_post().
+ *
+ * A job is shared by the loop side and its worker.  Both references are
+ * dropped on the loop thread (the worker's travels with its loop_post), so
+ * the count needs no lock; only the "cancelled" flag, which the worker
+ * reads, is under a mutex.
+ */
+#include "autoconf.h"
+
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "control.h"
+#include "err.h"
+#include "guestd.h"
+#include "log.h"
+#include "loop.h"
+#include "proto.h"
+#include "workspace.h"
+
+#define WS_WHY_LEN	256
+#define WS_SAFE_NAME	160	/* an entry name quoted in an error */
+#define WS_MAX_DEPTH	256	/* directory levels we walk or create */
+#define WS_IO_CHUNK	(64 * 1024)
+#define WS_BLOCK	10240	/* tar record size */
+#define WS_PIPE_SIZE	(256 * 1024)
+
+/* guestd's own transient directories at the top of the workspace. */
+#define WS_IMPORT_PREFIX	".rakazo-import-"
+#define WS_OLD_PREFIX		".rakazo-old-"
+
+/* ---- export skip list ---------------------------------------------------- */
+
+/*
+ * Export leaves out only temporary cache and lock files of browser
+ * profiles, i.e. paths below .browser-profiles/<bot>/ (at any depth):
+ *
+ *   files:        SingletonLock, SingletonSocket, SingletonCookie,
+ *                 lockfile, *.tmp
+ *   directories:  Cache, Code Cache, GPUCache, GrShaderCache, ShaderCache,
+ *                 DawnCache, DawnGraphiteCache, DawnWebGPUCache,
+ *                 component_crx_cache, Crashpad,
+ *                 Service Worker/CacheStorage, Service Worker/ScriptCache
+ *
+ * The same names anywhere else (bots/a/Cache/, shared/x.tmp) are project
+ * files and are exported.  Also left out: guestd's own top-level
+ * .rakazo-import-* and .rakazo-old-* directories of an import in progress.
+ */
+static const char *const ws_skip_files[] = {
+	"SingletonLock", "SingletonSocket", "SingletonCookie", "lockfile",
+};
+static const char *const ws_skip_dirs[] = {
+	"Cache", "Code Cache", "GPUCache", "GrShaderCache", "ShaderCache",
+	"DawnCache", "DawnGraphiteCache", "DawnWebGPUCache",
+	"component_crx_cache", "Crashpad",
+};
+static const char *const ws_skip_sw_dirs[] = {	/* below "Service Worker" */
+	"CacheStorage", "ScriptCache",
+};
+
+static int
+ws_name_in(const char *name, size_t len, const char *const *list, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (strlen(list[i]) == len && memcmp(list[i], name, len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+#define WS_NITEMS(a)	(sizeof(a) / sizeof((a)[0]))
+
+int
+workspace_export_skip(const char *relpath, int is_dir)
+{
+	static const char	 prof[] = ".browser-profiles/";
+	const char		*p, *seg, *prev = NULL;
+	size_t			 len, prevlen = 0;
+	int			 last;
+
+	if (is_dir && strchr(relpath, '/') == NULL &&
+	    (strncmp(relpath, WS_IMPORT_PREFIX, strlen(WS_IMPORT_PREFIX)) == 0 ||
+	    strncmp(relpath, WS_OLD_PREFIX, strlen(WS_OLD_PREFIX)) == 0))
+		return 1;
+	if (strncmp(relpath, prof, sizeof prof - 1) != 0)
+		return 0;
+	/* Skip the bot's directory: only what is inside a profile counts. */
+	if ((p = strchr(relpath + sizeof prof - 1, '/')) == NULL)
+		return 0;
+	for (seg = p + 1; *seg != '\0'; seg = p + 1) {
+		p = strchr(seg, '/');
+		len = p != NULL ? (size_t)(p - seg) : strlen(seg);
+		/* A trailing "/" ends the path like the end of the string. */
+		last = p == NULL || p[1] == '\0';
+		if (!last || is_dir) {
+			if (ws_name_in(seg, len, ws_skip_dirs,
+			    WS_NITEMS(ws_skip_dirs)))
+				return 1;
+			if (prev != NULL && prevlen == strlen("Service Worker") &&
+			    memcmp(prev, "Service Worker", prevlen) == 0 &&
+			    ws_name_in(seg, len, ws_skip_sw_dirs,
+			    WS_NITEMS(ws_skip_sw_dirs)))
+				return 1;
+		} else {
+			if (ws_name_in(seg, len, ws_skip_files,
+			    WS_NITEMS(ws_skip_files)))
+				return 1;
+			if (len > 4 && memcmp(seg + len - 4, ".tmp", 4) == 0)
+				return 1;
+		}
+		if (last)
+			break;
+		prev = seg;
+		prevlen = len;
+	}
+	return 0;
+}
+
+/* ---- entry validation ---------------------------------------------------- */
+
+/* Copy name for an error sentence: control bytes become '?', long names
+ * are cut with "...". */
+static void
+ws_sanitize(char *dst, size_t dstlen, const char *name)
+{
+	size_t	i, n, len;
+
+	if (dstlen < 5)
+		return;
+	if (name == NULL)
+		name = "";
+	len = strlen(name);
+	n = len < dstlen ? len : dstlen - 4;
+	for (i = 0; i < n; i++)
+		dst[i] = ((unsigned char)name[i] < 0x20 ||
+		    name[i] == 0x7f) ? '?' : name[i];
+	if (n < len) {
+		memcpy(dst + n, "...", 3);
+		n += 3;
+	}
+	dst[n] = '\0';
+}
+
+static int
+ws_reject(char *why, size_t whylen, const char *name, const char *reason)
+{
+	char	safe[WS_SAFE_NAME];
+
+	if (why != NULL && whylen > 0) {
+		ws_sanitize(safe, sizeof safe, name);
+		snprintf(why, whylen, "entry \"%s\" %s", safe, reason);
+	}
+	return ERR_TAR_ENTRY_REJECTED;
+}
+
+static const char *
+ws_type_reason(unsigned type)
+{
+	switch (type) {
+	case AE_IFLNK:
+		return "is a symbolic link (only directories and regular "
+		    "files are accepted)";
+	case AE_IFCHR:
+		return "is a character device (only directories and regular "
+		    "files are accepted)";
+	case AE_IFBLK:
+		return "is a block device (only directories and regular "
+		    "files are accepted)";
+	case AE_IFIFO:
+		return "is a FIFO (only directories and regular files are "
+		    "accepted)";
+	case AE_IFSOCK:
+		return "is a socket (only directories and regular files are "
+		    "accepted)";
+	default:
+		return "has an unsupported type (only directories and "
+		    "regular files are accepted)";
+	}
+}
+
+int
+workspace_entry_check(const char *name, unsigned type, int has_link,
+    char *why, size_t whylen)
+{
+	const char	*seg, *p;
+	size_t		 len, seglen;
+
+	if (why != NULL && whylen > 0)
+		why[0] = '\0';
+	if (name == NULL || *name == '\0')
+		return ws_reject(why, whylen, "", "has an empty name");
+	len = strlen(name);
+	if (len >= PATH_MAX)
+		return ws_reject(why, whylen, name, "has a path that is too long");
+	if (name[0] == '/')
+		return ws_reject(why, whylen, name, "is an absolute path");
+	/* Directories are often written "a/b/": one trailing slash is fine. */
+	if (type == AE_IFDIR && len > 1 && name[len - 1] == '/')
+		len--;
+	if (name[len - 1] == '/')
+		return ws_reject(why, whylen, name,
+		    "has an empty path segment");
+	for (seg = name; seg < name + len; seg = p + 1) {
+		p = memchr(seg, '/', (size_t)(name + len - seg));
+		if (p == NULL)
+			p = name + len;
+		seglen = (size_t)(p - seg);
+		if (seglen == 0)
+			return ws_reject(why, whylen, name,
+			    "has an empty path segment");
+		if (seglen == 1 && seg[0] == '.')
+			return ws_reject(why, whylen, name,
+			    "has a \".\" segment");
+		if (seglen == 2 && seg[0] == '.' && seg[1] == '.')
+			return ws_reject(why, whylen, name,
+			    "has a \"..\" segment");
+		if (seglen > NAME_MAX)
+			return ws_reject(why, whylen, name,
+			    "has a name that is too long");
+		if (p == name + len)
+			break;
+	}
+	if (type != AE_IFDIR && type != AE_IFREG)
+		return ws_reject(why, whylen, name, ws_type_reason(type));
+	if (has_link)
+		return ws_reject(why, whylen, name,
+		    "is a hard link (only directories and regular files are "
+		    "accepted)");
+	return 0;
+}
+
+/* ---- small filesystem helpers -------------------------------------------- */
+
+static int
+ws_errno_code(int e)
+{
+	if (e == ENOSPC || e == EDQUOT)
+		return ERR_NO_SPACE;
+	return err_from_errno(e);
+}
+
+static int
+ws_names_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void
+ws_names_free(char **names, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* The sorted names in directory dirfd (without "." and ".."); -errno. */
+static int
+ws_list(int dirfd, char ***out, size_t *nout)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		**names = NULL;
+	size_t		 n = 0, cap = 0;
+	int		 fd, r;
+
+	*out = NULL;
+	*nout = 0;
+	/* A fresh open: its offset is our own, whatever dirfd is. */
+	if ((fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1)
+		return -errno;
+	if ((d = fdopendir(fd)) == NULL) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	for (;;) {
+		errno = 0;
+		if ((de = readdir(d)) == NULL)
+			break;
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			names = xrealloc(names, cap * sizeof *names);
+		}
+		names[n++] = xstrdup(de->d_name);
+	}
+	r = -errno;
+	closedir(d);
+	if (r != 0) {
+		ws_names_free(names, n);
+		return r;
+	}
+	if (n > 1)
+		qsort(names, n, sizeof *names, ws_names_cmp);
+	*out = names;
+	*nout = n;
+	return 0;
+}
+
+static int	ws_tree_remove(int dirfd, const char *name, int depth);
+
+static int
+ws_tree_empty_depth(int dirfd, int depth)
+{
+	struct stat	  st;
+	char		**names;
+	size_t		  n, i;
+	int		  r, first = 0;
+
+	if (depth > 4 * WS_MAX_DEPTH)
+		return ERR_NAME_TOO_LONG;
+	if ((r = ws_list(dirfd, &names, &n)) != 0)
+		return ws_errno_code(-r);
+	for (i = 0; i < n; i++) {
+		if (fstatat(dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == -1) {
+			if (errno != ENOENT && first == 0)
+				first = ws_errno_code(errno);
+			continue;
+		}
+		if (S_ISDIR(st.st_mode))
+			r = ws_tree_remove(dirfd, names[i], depth + 1);
+		else if (unlinkat(dirfd, names[i], 0) == -1 && errno != ENOENT)
+			r = ws_errno_code(errno);
+		else
+			r = 0;
+		if (r != 0 && first == 0)
+			first = r;
+	}
+	ws_names_free(names, n);
+	return first;
+}
+
+/* Remove directory name below dirfd with everything in it. */
+static int
+ws_tree_remove(int dirfd, const char *name, int depth)
+{
+	int	fd, r;
+
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd == -1)
+		return errno == ENOENT ? 0 : ws_errno_code(errno);
+	/* A tree from a tar may hold 0555 directories: make ours writable. */
+	(void)fchmod(fd, 0700);
+	r = ws_tree_empty_depth(fd, depth);
+	close(fd);
+	if (unlinkat(dirfd, name, AT_REMOVEDIR) == -1 && errno != ENOENT &&
+	    r == 0)
+		r = ws_errno_code(errno);
+	return r;
+}
+
+int
+workspace_tree_empty(int dirfd)
+{
+	return ws_tree_empty_depth(dirfd, 0);
+}
+
+/* name = prefix + 16 random hex digits. */
+static void
+ws_random_name(char *dst, size_t dstlen, const char *prefix)
+{
+	uint8_t	b[8];
+	size_t	i, got = 0;
+	ssize_t	n;
+
+	while (got < sizeof b) {
+		n = getrandom(b + got, sizeof b - got, 0);
+		if (n <= 0) {
+			if (n == -1 && errno == EINTR)
+				continue;
+			fatal("getrandom: %s", strerror(errno));
+		}
+		got += (size_t)n;
+	}
+	snprintf(dst, dstlen, "%s", prefix);
+	for (i = 0; i < sizeof b; i++)
+		snprintf(dst + strlen(dst), dstlen - strlen(dst), "%02x", b[i]);
+}
+
+/* ---- export (worker side) ------------------------------------------------ */
+
+struct ws_export {
+	struct archive		*a;
+	struct archive_entry	*e;
+	struct workspace_counts	*cnt;
+	uint8_t			*buf;
+	char			 path[PATH_MAX];
+};
+
+static int
+ws_export_archive_error(struct ws_export *x)
+{
+	int	e = archive_errno(x->a);
+
+	if (e == EPIPE)
+		return ERR_CANCELLED;
+	log_warn("workspace.export_failed", "errno=%d", e);
+	return e > 0 ? ws_errno_code(e) : ERR_IO;
+}
+
+static int
+ws_export_header(struct ws_export *x, const struct stat *st)
+{
+	archive_entry_clear(x->e);
+	archive_entry_set_pathname(x->e, x->path);
+	archive_entry_set_mode(x->e, st->st_mode);
+	archive_entry_set_mtime(x->e, st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+	archive_entry_set_size(x->e, S_ISREG(st->st_mode) ? st->st_size : 0);
+	/* WARN is a name that did not convert to UTF-8: still written. */
+	if (archive_write_header(x->a, x->e) < ARCHIVE_WARN)
+		return ws_export_archive_error(x);
+	x->cnt->entries++;
+	return 0;
+}
+
+static int
+ws_export_file(struct ws_export *x, int dirfd, const char *name)
+{
+	struct stat	st;
+	off_t		remain;
+	ssize_t		n;
+	size_t		want;
+	int		fd, r = ERR_INTERNAL;
+
+	/* O_NONBLOCK: a FIFO swapped in since the fstatat must not hang us. */
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC);
+	if (fd == -1) {
+		if (errno != ENOENT) {
+			log_warn("workspace.export_skip", "errno=%d", errno);
+			x->cnt->skipped++;
+		}
+		return 0;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		x->cnt->skipped++;
+		r = 0;
+		goto out;
+	}
+	if ((r = ws_export_header(x, &st)) != 0)
+		goto out;
+	/*
+	 * A file that shrinks meanwhile is padded with zeros by libarchive
+	 * at finish_entry; one that grows is cut at the size in the header.
+	 */
+	for (remain = st.st_size; remain > 0; remain -= n) {
+		want = remain < WS_IO_CHUNK ? (size_t)remain : WS_IO_CHUNK;
+		n = read(fd, x->buf, want);
+		if (n == -1 && errno == EINTR) {
+			n = 0;
+			continue;
+		}
+		if (n == -1) {
+			r = ws_errno_code(errno);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		if (archive_write_data(x->a, x->buf, (size_t)n) < 0) {
+			r = ws_export_archive_error(x);
+			goto out;
+		}
+	}
+	if (archive_write_finish_entry(x->a) < ARCHIVE_WARN) {
+		r = ws_export_archive_error(x);
+		goto out;
+	}
+	r = 0;
+out:
+	close(fd);
+	return r;
+}
+
+static int
+ws_export_dir(struct ws_export *x, int dirfd, size_t plen, int depth)
+{
+	struct stat	  st;
+	char		**names = NULL;
+	size_t		  n = 0, i, nlen;
+	int		  fd, r = ERR_INTERNAL;
+
+	if ((r = ws_list(dirfd, &names, &n)) != 0) {
+		/* Unreadable directory (mode 0000...): its header is out
+		 * already; its contents count as one skip. */
+		log_warn("workspace.export_skip", "errno=%d", -r);
+		x->cnt->skipped++;
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		nlen = strlen(names[i]);
+		if (plen + (plen ? 1 : 0) + nlen + 1 > sizeof x->path) {
+			x->cnt->skipped++;
+			continue;
+		}
+		if (plen)
+			x->path[plen] = '/';
+		memcpy(x->path + plen + (plen ? 1 : 0), names[i], nlen + 1);
+		if (fstatat(dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == -1) {
+			if (errno != ENOENT)
+				x->cnt->skipped++;
+			continue;
+		}
+		if (S_ISREG(st.st_mode)) {
+			if (workspace_export_skip(x->path, 0)) {
+				x->cnt->skipped++;
+				continue;
+			}
+			r = ws_export_file(x, dirfd, names[i]);
+		} else if (S_ISDIR(st.st_mode)) {
+			if (depth >= WS_MAX_DEPTH ||
+			    workspace_export_skip(x->path, 1)) {
+				x->cnt->skipped++;
+				continue;
+			}
+			fd = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+			if (fd == -1) {
+				if (errno != ENOENT)
+					x->cnt->skipped++;
+				continue;
+			}
+			if (fstat(fd, &st) == -1)
+				r = ws_errno_code(errno);
+			else if ((r = ws_export_header(x, &st)) == 0)
+				r = ws_export_dir(x, fd,
+				    plen + (plen ? 1 : 0) + nlen, depth + 1);
+			close(fd);
+		} else {
+			/* Symlinks, sockets, FIFOs, devices. */
+			x->cnt->skipped++;
+			continue;
+		}
+		if (r != 0)
+			goto out;
+	}
+	r = 0;
+out:
+	x->path[plen] = '\0';
+	ws_names_free(names, n);
+	return r;
+}
+
+int
+workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt)
+{
+	struct ws_export	x;
+	int			r = ERR_INTERNAL;
+
+	memset(cnt, 0, sizeof *cnt);
+	memset(&x, 0, sizeof x);
+	x.cnt = cnt;
+	x.buf = xmalloc(WS_IO_CHUNK);
+	if ((x.a = archive_write_new()) == NULL ||
+	    (x.e = archive_entry_new()) == NULL) {
+		r = ERR_NOMEM;
+		goto out;
+	}
+	if (archive_write_set_format_pax_restricted(x.a) != ARCHIVE_OK ||
+	    archive_write_open_fd(x.a, outfd) != ARCHIVE_OK) {
+		r = ws_export_archive_error(&x);
+		goto out;
+	}
+	if ((r = ws_export_dir(&x, rootfd, 0, 0)) != 0)
+		goto out;
+	if (archive_write_close(x.a) != ARCHIVE_OK) {
+		r = ws_export_archive_error(&x);
+		goto out;
+	}
+	r = 0;
+out:
+	if (x.e != NULL)
+		archive_entry_free(x.e);
+	if (x.a != NULL)
+		archive_write_free(x.a);
+	free(x.buf);
+	return r;
+}
+
+/* ---- import extraction (worker side) ------------------------------------- */
+
+struct ws_dirmeta {
+	char		*path;
+	mode_t		 mode;
+	struct timespec	 mtime;
+};
+
+struct ws_extract {
+	struct archive			*a;
+	int				 stagefd;
+	const struct workspace_limits	*lim;
+	struct workspace_counts		*cnt;
+	uint64_t			 declared;
+	struct ws_dirmeta		*dirs;
+	size_t				 ndirs, dirscap;
+	char				*why;
+	size_t				 whylen;
+};
+
+static void
+ws_why(struct ws_extract *x, const char *name, const char *reason)
+{
+	(void)ws_reject(x->why, x->whylen, name, reason);
+}
+
+static int
+ws_extract_archive_error(struct ws_extract *x)
+{
+	const char	*msg = archive_error_string(x->a);
+	char		 safe[WS_SAFE_NAME];
+
+	if (msg == NULL)
+		msg = "unreadable archive";
+	ws_sanitize(safe, sizeof safe, msg);
+	if (x->why != NULL && x->whylen > 0)
+		snprintf(x->why, x->whylen, "%s", safe);
+	/* libarchive says "Truncated tar archive", "Truncated input file",
+	 * "Premature end of ..." when the stream ends early. */
+	if (strstr(msg, "runcated") != NULL ||
+	    strstr(msg, "Premature end") != NULL ||
+	    strstr(msg, "premature end") != NULL)
+		return ERR_TAR_TRUNCATED;
+	if (archive_errno(x->a) == ENOSPC)
+		return ERR_NO_SPACE;
+	return ERR_TAR_INVALID;
+}
+
+/* A filesystem error on entry name: conflicts are the archive's fault. */
+static int
+ws_entry_fs_error(struct ws_extract *x, const char *name, int e)
+{
+	char	buf[64];
+
+	switch (e) {
+	case EEXIST:
+	case ENOTDIR:
+	case EISDIR:
+	case ELOOP:
+		ws_why(x, name, "conflicts with an earlier entry");
+		return ERR_TAR_ENTRY_REJECTED;
+	case ENOSPC:
+	case EDQUOT:
+		ws_why(x, name, "could not be written: no space left");
+		return ERR_NO_SPACE;
+	default:
+		snprintf(buf, sizeof buf, "could not be written (errno %d)", e);
+		ws_why(x, name, buf);
+		return err_from_errno(e);
+	}
+}
+
+/*
+ * Open the parent directory of path (a mutable copy, no trailing '/')
+ * beneath stagefd, one component at a time with O_NOFOLLOW, creating
+ * missing ones when create.  *last points at the final component.  An fd
+ * or -errno.
+ */
+static int
+ws_open_parent(int stagefd, char *path, int create, const char **last)
+{
+	char	*seg, *slash;
+	int	 fd, nfd, depth = 0;
+
+	if ((fd = fcntl(stagefd, F_DUPFD_CLOEXEC, 0)) == -1)
+		return -errno;
+	for (seg = path; (slash = strchr(seg, '/')) != NULL; seg = slash + 1) {
+		*slash = '\0';
+		if (++depth > WS_MAX_DEPTH) {
+			*slash = '/';
+			close(fd);
+			return -ENAMETOOLONG;
+		}
+		nfd = openat(fd, seg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if (nfd == -1 && errno == ENOENT && create) {
+			if (mkdirat(fd, seg, 0755) == -1 && errno != EEXIST) {
+				nfd = -1;
+			} else {
+				nfd = openat(fd, seg, O_RDONLY | O_DIRECTORY |
+				    O_NOFOLLOW | O_CLOEXEC);
+			}
+		}
+		*slash = '/';
+		if (nfd == -1) {
+			nfd = -errno;
+			close(fd);
+			return nfd;
+		}
+		close(fd);
+		fd = nfd;
+	}
+	*last = seg;
+	return fd;
+}
+
+static int
+ws_extract_dir(struct ws_extract *x, struct archive_entry *e, char *path)
+{
+	struct ws_dirmeta	*d;
+	struct stat		 st;
+	const char		*last;
+	int			 pfd, r = ERR_INTERNAL;
+
+	if ((pfd = ws_open_parent(x->stagefd, path, 1, &last)) < 0)
+		return ws_entry_fs_error(x, path, -pfd);
+	if (mkdirat(pfd, last, 0700) == -1) {
+		if (errno != EEXIST ||
+		    fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+		    !S_ISDIR(st.st_mode)) {
+			r = ws_entry_fs_error(x, path, errno);
+			goto out;
+		}
+	}
+	/* Modes and times go on at the end: a 0555 directory would refuse
+	 * its own contents, and each new child would touch its mtime. */
+	if (x->ndirs == x->dirscap) {
+		x->dirscap = x->dirscap ? x->dirscap * 2 : 64;
+		x->dirs = xrealloc(x->dirs, x->dirscap * sizeof *x->dirs);
+	}
+	d = &x->dirs[x->ndirs++];
+	d->path = xstrdup(path);
+	d->mode = archive_entry_perm(e) & 0777;
+	d->mtime.tv_sec = archive_entry_mtime(e);
+	d->mtime.tv_nsec = archive_entry_mtime_nsec(e);
+	r = 0;
+out:
+	close(pfd);
+	return r;
+}
+
+static int
+ws_pwrite_all(int fd, const uint8_t *p, size_t n, off_t off)
+{
+	ssize_t	w;
+
+	while (n > 0) {
+		w = pwrite(fd, p, n, off);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w == -1)
+			return errno;
+		p += w;
+		n -= (size_t)w;
+		off += w;
+	}
+	return 0;
+}
+
+static int
+ws_extract_file(struct ws_extract *x, struct archive_entry *e,
+    char *path, int64_t size)
+{
+	struct timespec	 ts[2];
+	const void	*buf;
+	const char	*last;
+	size_t		 n;
+	la_int64_t	 off;
+	int		 pfd, fd = -1, e2, ar, r = ERR_INTERNAL;
+
+	if ((pfd = ws_open_parent(x->stagefd, path, 1, &last)) < 0)
+		return ws_entry_fs_error(x, path, -pfd);
+	fd = openat(pfd, last, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (fd == -1) {
+		r = ws_entry_fs_error(x, path, errno);
+		goto out;
+	}
+	for (;;) {
+		ar = archive_read_data_block(x->a, &buf, &n, &off);
+		if (ar == ARCHIVE_EOF)
+			break;
+		if (ar < ARCHIVE_WARN) {
+			r = ws_extract_archive_error(x);
+			goto out;
+		}
+		/* Sparse data must stay inside the declared size. */
+		if (off < 0 || (uint64_t)n > (uint64_t)size ||
+		    off > size - (int64_t)n) {
+			ws_why(x, path, "has data beyond its size");
+			r = ERR_TAR_INVALID;
+			goto out;
+		}
+		x->cnt->bytes += n;
+		if (x->lim->max_bytes != 0 &&
+		    x->cnt->bytes > x->lim->max_bytes) {
+			ws_why(x, path, "exceeds the import size limit");
+			r = ERR_TAR_TOO_LARGE;
+			goto out;
+		}
+		if ((e2 = ws_pwrite_all(fd, buf, n, off)) != 0) {
+			r = ws_entry_fs_error(x, path, e2);
+			goto out;
+		}
+	}
+	/* A sparse file may end in a hole. */
+	if (ftruncate(fd, size) == -1 ||
+	    fchmod(fd, archive_entry_perm(e) & 0777) == -1) {
+		r = ws_entry_fs_error(x, path, errno);
+		goto out;
+	}
+	ts[0].tv_sec = ts[1].tv_sec = archive_entry_mtime(e);
+	ts[0].tv_nsec = ts[1].tv_nsec = archive_entry_mtime_nsec(e);
+	(void)futimens(fd, ts);
+	r = 0;
+out:
+	if (fd != -1 && close(fd) == -1 && r == 0)
+		r = ws_entry_fs_error(x, path, errno);
+	close(pfd);
+	return r;
+}
+
+static int
+ws_dirmeta_cmp(const void *a, const void *b)
+{
+	/* Descending: a directory's descendants sort before it. */
+	return strcmp(((const struct ws_dirmeta *)b)->path,
+	    ((const struct ws_dirmeta *)a)->path);
+}
+
+static int
+ws_apply_dirmeta(struct ws_extract *x)
+{
+	struct timespec	 ts[2];
+	const char	*last;
+	size_t		 i;
+	int		 pfd, fd;
+
+	if (x->ndirs > 1)
+		qsort(x->dirs, x->ndirs, sizeof *x->dirs, ws_dirmeta_cmp);
+	for (i = 0; i < x->ndirs; i++) {
+		if ((pfd = ws_open_parent(x->stagefd, x->dirs[i].path, 0,
+		    &last)) < 0)
+			return ws_entry_fs_error(x, x->dirs[i].path, -pfd);
+		fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		close(pfd);
+		if (fd == -1)
+			return ws_entry_fs_error(x, x->dirs[i].path, errno);
+		ts[0] = ts[1] = x->dirs[i].mtime;
+		(void)fchmod(fd, x->dirs[i].mode);
+		(void)futimens(fd, ts);
+		close(fd);
+	}
+	return 0;
+}
+
+static int
+ws_extract_entry(struct ws_extract *x, struct archive_entry *e)
+{
+	char		 path[PATH_MAX];
+	const char	*name;
+	unsigned	 type;
+	int64_t		 size;
+	size_t		 len;
+	int		 has_link, r;
+
+	x->cnt->entries++;
+	if (x->lim->max_entries != 0 &&
+	    x->cnt->entries > x->lim->max_entries) {
+		if (x->why != NULL && x->whylen > 0)
+			snprintf(x->why, x->whylen, "the archive has more than "
+			    "%llu entries",
+			    (unsigned long long)x->lim->max_entries);
+		return ERR_TAR_TOO_MANY_ENTRIES;
+	}
+	if ((name = archive_entry_pathname(e)) == NULL)
+		name = archive_entry_pathname_utf8(e);
+	type = archive_entry_filetype(e);
+	has_link = archive_entry_hardlink(e) != NULL ||
+	    archive_entry_symlink(e) != NULL;
+	if ((r = workspace_entry_check(name, type, has_link, x->why,
+	    x->whylen)) != 0)
+		return r;
+	len = strlen(name);
+	memcpy(path, name, len + 1);
+	while (len > 1 && path[len - 1] == '/')
+		path[--len] = '\0';
+	if (type == AE_IFDIR)
+		return ws_extract_dir(x, e, path);
+	size = archive_entry_size(e);
+	if (size < 0) {
+		ws_why(x, path, "has a negative size");
+		return ERR_TAR_INVALID;
+	}
+	x->declared += (uint64_t)size;
+	if (x->lim->max_bytes != 0 && ((uint64_t)size > x->lim->max_bytes ||
+	    x->declared > x->lim->max_bytes)) {
+		if (x->why != NULL && x->whylen > 0)
+			snprintf(x->why, x->whylen, "the files exceed the "
+			    "import limit of %llu bytes",
+			    (unsigned long long)x->lim->max_bytes);
+		return ERR_TAR_TOO_LARGE;
+	}
+	return ws_extract_file(x, e, path, size);
+}
+
+int
+workspace_extract_fd(int tarfd, int stagefd,
+    const struct workspace_limits *lim, struct workspace_counts *cnt,
+    char *why, size_t whylen)
+{
+	struct ws_extract	 x;
+	struct archive_entry	*e;
+	size_t			 i;
+	int			 ar, r = ERR_INTERNAL;
+
+	memset(cnt, 0, sizeof *cnt);
+	memset(&x, 0, sizeof x);
+	x.stagefd = stagefd;
+	x.lim = lim;
+	x.cnt = cnt;
+	x.why = why;
+	x.whylen = whylen;
+	if (why != NULL && whylen > 0)
+		why[0] = '\0';
+	if ((x.a = archive_read_new()) == NULL)
+		return ERR_NOMEM;
+	/* Tar only (ustar, pax, GNU); no compression filters. */
+	archive_read_support_format_tar(x.a);
+	if (archive_read_open_fd(x.a, tarfd, WS_BLOCK) != ARCHIVE_OK) {
+		r = ws_extract_archive_error(&x);
+		goto out;
+	}
+	for (;;) {
+		ar = archive_read_next_header(x.a, &e);
+		if (ar == ARCHIVE_EOF)
+			break;
+		/* WARN: e.g. a name not convertible to the locale; the
+		 * entry itself is whole. */
+		if (ar < ARCHIVE_WARN) {
+			r = ws_extract_archive_error(&x);
+			goto out;
+		}
+		if ((r = ws_extract_entry(&x, e)) != 0)
+			goto out;
+	}
+	if ((r = ws_apply_dirmeta(&x)) != 0)
+		goto out;
+	r = 0;
+out:
+	for (i = 0; i < x.ndirs; i++)
+		free(x.dirs[i].path);
+	free(x.dirs);
+	archive_read_free(x.a);
+	return r;
+}
+
+/* ---- staging and swap (worker side) -------------------------------------- */
+
+struct ws_stage {
+	int	 wsfd;		/* the workspace directory */
+	int	 parentfd;	/* its parent; -1 when staging inside */
+	int	 stagefd;
+	int	 inside;	/* staging dir is inside the workspace */
+	mode_t	 wsmode;
+	char	 base[NAME_MAX + 1];	/* workspace's name in its parent */
+	char	 name[NAME_MAX + 1];	/* staging dir's name */
+};
+
+static void
+ws_stage_init(struct ws_stage *sg)
+{
+	memset(sg, 0, sizeof *sg);
+	sg->wsfd = sg->parentfd = sg->stagefd = -1;
+}
+
+static void
+ws_stage_close(struct ws_stage *sg)
+{
+	if (sg->stagefd != -1)
+		close(sg->stagefd);
+	if (sg->parentfd != -1)
+		close(sg->parentfd);
+	if (sg->wsfd != -1)
+		close(sg->wsfd);
+	ws_stage_init(sg);
+}
+
+/* Leftovers of an import that died with its guestd (one import runs at a
+ * time, so any such sibling is stale). */
+static void
+ws_stage_remove_stale(int parentfd, const char *base)
+{
+	char	  prefix[NAME_MAX + 32];
+	char	**names;
+	size_t	  n, i;
+
+	snprintf(prefix, sizeof prefix, ".%s.import-", base);
+	if (ws_list(parentfd, &names, &n) != 0)
+		return;
+	for (i = 0; i < n; i++) {
+		if (strncmp(names[i], prefix, strlen(prefix)) == 0 &&
+		    ws_tree_remove(parentfd, names[i], 0) == 0)
+			log_info("workspace.stale_staging_removed", "n=1");
+	}
+	ws_names_free(names, n);
+}
+
+/*
+ * Make the staging directory: a sibling ".<base>.import-<random>" when the
+ * parent is writable and on the same filesystem (then the swap is one
+ * renameat2(RENAME_EXCHANGE)), else ".rakazo-import-<random>" inside the
+ * workspace (a mount point, or a parent the workspace user cannot write).
+ */
+static int
+ws_stage_make(struct ws_stage *sg, const char *workspace)
+{
+	struct stat	 wst, pst;
+	char		 parent[PATH_MAX], prefix[NAME_MAX + 32];
+	char		*slash;
+	size_t		 len;
+	int		 r = ERR_INTERNAL, e;
+
+	len = strlen(workspace);
+	if (len == 0 || len >= sizeof parent || workspace[0] != '/')
+		return ERR_CONFIG;
+	memcpy(parent, workspace, len + 1);
+	while (len > 1 && parent[len - 1] == '/')
+		parent[--len] = '\0';
+	slash = strrchr(parent, '/');
+	/* A name too long for ".<base>.import-<hex>" stages inside. */
+	if (strlen(slash + 1) + 32 <= sizeof sg->base)
+		snprintf(sg->base, sizeof sg->base, "%s", slash + 1);
+	if (slash == parent)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+
+	sg->wsfd = open(workspace, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (sg->wsfd == -1 || fstat(sg->wsfd, &wst) == -1)
+		return ws_errno_code(errno);
+	sg->wsmode = wst.st_mode & 07777;
+	if (sg->base[0] != '\0' &&
+	    (sg->parentfd = open(parent, O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) != -1 &&
+	    fstat(sg->parentfd, &pst) == 0 && pst.st_dev == wst.st_dev) {
+		ws_stage_remove_stale(sg->parentfd, sg->base);
+		snprintf(prefix, sizeof prefix, ".%s.import-", sg->base);
+		ws_random_name(sg->name, sizeof sg->name, prefix);
+		if (mkdirat(sg->parentfd, sg->name, 0700) == 0) {
+			sg->stagefd = openat(sg->parentfd, sg->name,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sg->stagefd == -1) {
+				e = errno;
+				(void)unlinkat(sg->parentfd, sg->name,
+				    AT_REMOVEDIR);
+				return ws_errno_code(e);
+			}
+			return 0;
+		}
+		if (errno != EACCES && errno != EPERM && errno != EROFS)
+			return ws_errno_code(errno);
+	}
+	if (sg->parentfd != -1) {
+		close(sg->parentfd);
+		sg->parentfd = -1;
+	}
+	sg->inside = 1;
+	ws_random_name(sg->name, sizeof sg->name, WS_IMPORT_PREFIX);
+	if (mkdirat(sg->wsfd, sg->name, 0700) == -1)
+		return ws_errno_code(errno);
+	sg->stagefd = openat(sg->wsfd, sg->name, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC);
+	if (sg->stagefd == -1) {
+		r = ws_errno_code(errno);
+		(void)unlinkat(sg->wsfd, sg->name, AT_REMOVEDIR);
+		return r;
+	}
+	return 0;
+}
+
+static int
+ws_stage_dirfd(const struct ws_stage *sg)
+{
+	return sg->inside ? sg->wsfd : sg->parentfd;
+}
+
+static void
+ws_stage_discard(struct ws_stage *sg)
+{
+	int	r;
+
+	if (sg->stagefd == -1)
+		return;
+	if ((r = ws_tree_remove(ws_stage_dirfd(sg), sg->name, 0)) != 0)
+		log_warn("workspace.staging_left", "error=%s", err_name(r));
+}
+
+/* Move names[0..n) from fromfd to tofd; on failure move the moved back. */
+static int
+ws_move_names(int fromfd, int tofd, char **names, size_t n,
+    const char *skip1, const char *skip2)
+{
+	size_t	i, j;
+	int	r;
+
+	for (i = 0; i < n; i++) {
+		if ((skip1 != NULL && strcmp(names[i], skip1) == 0) ||
+		    (skip2 != NULL && strcmp(names[i], skip2) == 0))
+			continue;
+		if (renameat(fromfd, names[i], tofd, names[i]) == -1) {
+			r = ws_errno_code(errno);
+			for (j = i; j-- > 0;) {
+				if ((skip1 != NULL &&
+				    strcmp(names[j], skip1) == 0) ||
+				    (skip2 != NULL &&
+				    strcmp(names[j], skip2) == 0))
+					continue;
+				(void)renameat(tofd, names[j], fromfd,
+				    names[j]);
+			}
+			return r;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Swap by moving top-level entries (the workspace is a mount point, or the
+ * staging dir is inside it): the old entries go into .rakazo-old-<random>,
+ * the staged ones come in, the old dir is removed.  Rolled back on failure.
+ */
+static int
+ws_swap_by_moving(struct ws_stage *sg)
+{
+	char	  old[NAME_MAX + 1];
+	char	**wsn = NULL, **stn = NULL;
+	size_t	  nws = 0, nst = 0;
+	int	  oldfd = -1, r = ERR_INTERNAL;
+
+	ws_random_name(old, sizeof old, WS_OLD_PREFIX);
+	if (mkdirat(sg->wsfd, old, 0700) == -1)
+		return ws_errno_code(errno);
+	oldfd = openat(sg->wsfd, old, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (oldfd == -1) {
+		r = ws_errno_code(errno);
+		(void)unlinkat(sg->wsfd, old, AT_REMOVEDIR);
+		return r;
+	}
+	if ((r = ws_list(sg->wsfd, &wsn, &nws)) != 0 ||
+	    (r = ws_list(sg->stagefd, &stn, &nst)) != 0) {
+		r = ws_errno_code(-r);
+		goto fail_old;
+	}
+	if ((r = ws_move_names(sg->wsfd, oldfd, wsn, nws, old,
+	    sg->inside ? sg->name : NULL)) != 0)
+		goto fail_old;
+	if ((r = ws_move_names(sg->stagefd, sg->wsfd, stn, nst, NULL,
+	    NULL)) != 0) {
+		(void)ws_move_names(oldfd, sg->wsfd, wsn, nws, old,
+		    sg->inside ? sg->name : NULL);
+		goto fail_old;
+	}
+	close(oldfd);
+	oldfd = -1;
+	if ((r = ws_tree_remove(sg->wsfd, old, 0)) != 0)
+		log_warn("workspace.old_left", "error=%s", err_name(r));
+	r = 0;
+	goto out;
+fail_old:
+	if (oldfd != -1)
+		close(oldfd);
+	(void)unlinkat(sg->wsfd, old, AT_REMOVEDIR);
+out:
+	ws_names_free(wsn, nws);
+	ws_names_free(stn, nst);
+	return r;
+}
+
+/* Put the staged tree in place of the workspace; the old tree is gone
+ * afterwards and sg->stagefd is closed.  0 or ERR_* with nothing changed. */
+static int
+ws_swap(struct ws_stage *sg)
+{
+	int	r;
+
+	if (!sg->inside) {
+		(void)fchmod(sg->stagefd, sg->wsmode);
+		if (renameat2(sg->parentfd, sg->name, sg->parentfd, sg->base,
+		    RENAME_EXCHANGE) == 0) {
+			/* The old tree now sits at the staging name. */
+			close(sg->stagefd);
+			sg->stagefd = -1;
+			if ((r = ws_tree_remove(sg->parentfd, sg->name, 0)) !=
+			    0)
+				log_warn("workspace.old_left", "error=%s",
+				    err_name(r));
+			return 0;
+		}
+		if (errno != EBUSY && errno != EXDEV && errno != EINVAL &&
+		    errno != ENOSYS) {
+			r = ws_errno_code(errno);
+			(void)fchmod(sg->stagefd, 0700);
+			return r;
+		}
+		(void)fchmod(sg->stagefd, 0700);
+	}
+	if ((r = ws_swap_by_moving(sg)) != 0)
+		return r;
+	close(sg->stagefd);
+	sg->stagefd = -1;
+	if (unlinkat(ws_stage_dirfd(sg), sg->name, AT_REMOVEDIR) == -1)
+		log_warn("workspace.staging_left", "errno=%d", errno);
+	return 0;
+}
+
+/* ---- jobs shared by the loop and a worker -------------------------------- */
+
+struct ws_job {
+	struct control_stream	 st;		/* first: the stream is the job */
+	struct control_conn	*conn;
+	uint32_t		 id;
+	int			 import;
+	int			 refs;		/* loop thread only */
+	int			 live;		/* the request awaits a reply */
+
+	pthread_mutex_t		 mtx;
+	int			 cancelled;	/* under mtx */
+
+	struct loop_fd		*lf;		/* the loop's pipe end */
+	int			 workerfd;	/* the worker's pipe end */
+	int			 worker_done;
+	int			 eof;		/* export: pipe at EOF */
+	int			 got_end;	/* import: END frame seen */
+	int			 discard;	/* import: worker stopped reading */
+	int			 busy;		/* import: a frame is held */
+	size_t			 consumed;	/* import: bytes of it written */
+	uint64_t		 sent;		/* export: tar bytes forwarded */
+
+	/* Written by the worker before its loop_post. */
+	int			 rc;
+	struct workspace_counts	 cnt;
+	char			 why[WS_WHY_LEN];
+
+	struct workspace_limits	 lim;
+	uint8_t			*buf;		/* export: one chunk */
+};
+
+/* One import at a time: two would race for the swap. */
+static int	ws_import_running;
+
+static void
+ws_unref(struct ws_job *j)
+{
+	if (--j->refs > 0)
+		return;
+	loop_fd_close(j->lf);
+	if (j->workerfd != -1)
+		close(j->workerfd);
+	pthread_mutex_destroy(&j->mtx);
+	free(j->buf);
+	free(j);
+}
+
+static int
+ws_job_cancelled(struct ws_job *j)
+{
+	int	c;
+
+	pthread_mutex_lock(&j->mtx);
+	c = j->cancelled;
+	pthread_mutex_unlock(&j->mtx);
+	return c;
+}
+
+/* The request is answered (or its connection went away). */
+static void
+ws_job_end(struct ws_job *j)
+{
+	j->live = 0;
+	loop_fd_close(j->lf);
+	j->lf = NULL;
+	control_stream_detach(&j->st);
+	ws_unref(j);
+}
+
+static void
+ws_job_reply(struct ws_job *j)
+{
+	json_t	*res;
+
+	if (j->rc != 0) {
+		control_reply_error(j->conn, j->id, j->rc,
+		    j->why[0] != '\0' ? j->why : NULL);
+	} else if (j->import) {
+		res = json_pack("{s:I, s:I}",
+		    "entries", (json_int_t)j->cnt.entries,
+		    "bytes", (json_int_t)j->cnt.bytes);
+		control_reply(j->conn, j->id, res);
+		log_info("workspace.imported", "entries=%llu bytes=%llu",
+		    (unsigned long long)j->cnt.entries,
+		    (unsigned long long)j->cnt.bytes);
+	} else {
+		control_send_data(j->conn, j->id, PROTO_CH_DATA, "", 0, 1);
+		res = json_pack("{s:I, s:I, s:I}",
+		    "bytes", (json_int_t)j->sent,
+		    "entries", (json_int_t)j->cnt.entries,
+		    "skipped", (json_int_t)j->cnt.skipped);
+		control_reply(j->conn, j->id, res);
+		log_info("workspace.exported", "bytes=%llu entries=%llu "
+		    "skipped=%llu", (unsigned long long)j->sent,
+		    (unsigned long long)j->cnt.entries,
+		    (unsigned long long)j->cnt.skipped);
+	}
+	if (j->rc != 0)
+		log_info(j->import ? "workspace.import_failed" :
+		    "workspace.export_failed", "error=%s", err_name(j->rc));
+	ws_job_end(j);
+}
+
+static void
+ws_maybe_finish(struct ws_job *j)
+{
+	if (!j->live || !j->worker_done)
+		return;
+	if (j->import ? j->got_end : j->eof)
+		ws_job_reply(j);
+}
+
+/* On the loop: the worker's result arrived. */
+static void
+ws_worker_posted(void *arg)
+{
+	struct ws_job	*j = arg;
+
+	j->worker_done = 1;
+	/* Only now is the staging dir gone or swapped in. */
+	if (j->import)
+		ws_import_running = 0;
+	ws_maybe_finish(j);
+	ws_unref(j);
+}
+
+static void
+ws_job_abort(struct control_stream *s)
+{
+	struct ws_job	*j = (struct ws_job *)s;
+
+	/* Closing our pipe end makes the worker fail (EPIPE or EOF); the
+	 * flag keeps an import that saw a clean EOF from swapping. */
+	pthread_mutex_lock(&j->mtx);
+	j->cancelled = 1;
+	pthread_mutex_unlock(&j->mtx);
+	ws_job_end(j);
+}
+
+static int
+ws_thread_start(void *(*fn)(void *), struct ws_job *j)
+{
+	pthread_attr_t	attr;
+	pthread_t	t;
+	sigset_t	all, old;
+	int		e;
+
+	/* Workers take no signals: they belong to the loop's signalfd. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	e = pthread_create(&t, &attr, fn, j);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return e == 0 ? 0 : ERR_NOMEM;
+}
+
+static struct ws_job *
+ws_job_new(struct control_conn *c, uint32_t id, int import)
+{
+	struct ws_job	*j;
+
+	j = xcalloc(1, sizeof *j);
+	j->conn = c;
+	j->id = id;
+	j->import = import;
+	j->workerfd = -1;
+	j->refs = 1;
+	pthread_mutex_init(&j->mtx, NULL);
+	return j;
+}
+
+/* pipe2 with a larger buffer when the kernel allows. */
+static int
+ws_pipe(int p[2])
+{
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return ws_errno_code(errno);
+	(void)fcntl(p[1], F_SETPIPE_SZ, WS_PIPE_SIZE);
+	return 0;
+}
+
+/* ---- workspace.export ---------------------------------------------------- */
+
+static void *
+ws_export_worker(void *arg)
+{
+	struct ws_job	*j = arg;
+	int		 rootfd;
+
+	/*
+	 * SPEC G-25 asks for bot browsers to be quiesced before an export;
+	 * guestd starts no browsers yet, so there is nothing to pause here.
+	 */
+	rootfd = open(guestd.workspace, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (rootfd == -1)
+		j->rc = ws_errno_code(errno);
+	else {
+		j->rc = workspace_export_fd(rootfd, j->workerfd, &j->cnt);
+		close(rootfd);
+	}
+	/* EOF for the loop side. */
+	close(j->workerfd);
+	j->workerfd = -1;
+	loop_post(ws_worker_posted, j);
+	return NULL;
+}
+
+/* Forward one chunk; on HUP the writer is done and the rest (at most a
+ * pipe's worth) is drained now. */
+static void
+ws_export_readable(struct loop_fd *lf, int events, void *arg)
+{
+	struct ws_job	*j = arg;
+	ssize_t		 n;
+	int		 fd = loop_fd_get(lf);
+
+	for (;;) {
+		n = read(fd, j->buf, PROTO_CHUNK);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n > 0) {
+			control_send_data(j->conn, j->id, PROTO_CH_DATA,
+			    j->buf, (size_t)n, 0);
+			j->sent += (uint64_t)n;
+			if (events & LOOP_HUP)
+				continue;
+			break;
+		}
+		if (n == -1 && errno == EAGAIN && !(events & LOOP_HUP))
+			break;
+		/* EOF (or a read error, which the worker's result explains). */
+		j->eof = 1;
+		if (!(events & LOOP_HUP))
+			loop_fd_close(lf);
+		j->lf = NULL;
+		ws_maybe_finish(j);
+		return;
+	}
+	if (control_out_full(j->conn)) {
+		loop_fd_want_read(lf, 0);
+		control_stream_pause(&j->st);
+	}
+}
+
+static void
+ws_export_resume(struct control_stream *s)
+{
+	struct ws_job	*j = (struct ws_job *)s;
+
+	loop_fd_want_read(j->lf, 1);
+}
+
+static int
+ws_export_data(struct control_stream *s, const uint8_t *p, size_t n, int end)
+{
+	/* The client has nothing to send for an export: ignore it. */
+	return 0;
+}
+
+static const struct control_stream_ops ws_export_ops = {
+	ws_export_resume, ws_export_data, ws_job_abort
+};
+
+int
+workspace_op_export(struct control_conn *c, uint32_t id, json_t *args,
+    char *detail, size_t detaillen)
+{
+	struct ws_job	*j;
+	int		 p[2], r;
+
+	if (args != NULL && !json_is_object(args))
+		return ERR_BAD_REQUEST;
+	if ((r = ws_pipe(p)) != 0)
+		return r;
+	j = ws_job_new(c, id, 0);
+	j->buf = xmalloc(PROTO_CHUNK);
+	j->workerfd = p[1];
+	if ((j->lf = loop_fd_add(p[0], ws_export_readable, j)) == NULL) {
+		ws_unref(j);
+		return ERR_INTERNAL;
+	}
+	j->refs++;	/* the worker's, released by ws_worker_posted() */
+	if ((r = ws_thread_start(ws_export_worker, j)) != 0) {
+		j->refs--;
+		ws_unref(j);
+		return r;
+	}
+	j->live = 1;
+	control_stream_attach(c, &j->st, id, &ws_export_ops);
+	return 0;
+}
+
+/* ---- workspace.import ---------------------------------------------------- */
+
+/* Read and drop what the client sends after the end-of-archive marker. */
+static void
+ws_drain(int fd, uint8_t *buf, size_t len)
+{
+	ssize_t	n;
+
+	do {
+		n = read(fd, buf, len);
+	} while (n > 0 || (n == -1 && errno == EINTR));
+}
+
+static void *
+ws_import_worker(void *arg)
+{
+	struct ws_job	*j = arg;
+	struct ws_stage	 sg;
+	uint8_t		*buf;
+
+	ws_stage_init(&sg);
+	j->rc = ws_stage_make(&sg, guestd.workspace);
+	if (j->rc == 0)
+		j->rc = workspace_extract_fd(j->workerfd, sg.stagefd, &j->lim,
+		    &j->cnt, j->why, sizeof j->why);
+	if (j->rc == 0) {
+		/* Swap only after the whole stream, END included, arrived. */
+		buf = xmalloc(WS_IO_CHUNK);
+		ws_drain(j->workerfd, buf, WS_IO_CHUNK);
+		free(buf);
+	}
+	/* On error this makes the loop's writes fail: it drops the rest. */
+	close(j->workerfd);
+	j->workerfd = -1;
+	if (j->rc == 0 && ws_job_cancelled(j))
+		j->rc = ERR_CANCELLED;
+	if (j->rc == 0)
+		j->rc = ws_swap(&sg);
+	if (j->rc != 0)
+		ws_stage_discard(&sg);
+	ws_stage_close(&sg);
+	loop_post(ws_worker_posted, j);
+	return NULL;
+}
+
+static void
+ws_import_writable(struct loop_fd *lf, int events, void *arg)
+{
+	struct ws_job	*j = arg;
+
+	if (events & LOOP_HUP) {
+		/* The worker closed its end: it failed or finished. */
+		j->lf = NULL;
+		j->discard = 1;
+	}
+	/* data() is offered the held frame again and continues at
+	 * j->consumed (or drops it when discarding). */
+	if (j->busy)
+		control_stream_rx_resume(&j->st);
+}
+
+/*
+ * Inbound tar bytes.  Contract with control.c: when the pipe is full we
+ * return ERR_BUSY and remember in j->consumed how much of this frame is
+ * already in the pipe; control.c offers the very same frame again after
+ * control_stream_rx_resume(), and we continue from j->consumed.  Once the
+ * worker has stopped reading (EPIPE) everything is dropped until END, and
+ * the reply comes after END so the client's upload ends cleanly.
+ */
+static int
+ws_import_data(struct control_stream *s, const uint8_t *p, size_t n, int end)
+{
+	struct ws_job	*j = (struct ws_job *)s;
+	ssize_t		 w;
+
+	j->busy = 0;
+	if (j->consumed > n)	/* not the frame we held: start over */
+		j->consumed = 0;
+	while (!j->discard && j->lf != NULL && j->consumed < n) {
+		w = write(loop_fd_get(j->lf), p + j->consumed,
+		    n - j->consumed);
+		if (w > 0) {
+			j->consumed += (size_t)w;
+			continue;
+		}
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w == -1 && errno == EAGAIN) {
+			j->busy = 1;
+			loop_fd_want_write(j->lf);
+			return ERR_BUSY;
+		}
+		/* EPIPE: the worker failed early and will say why. */
+		j->discard = 1;
+	}
+	j->consumed = 0;
+	if (end) {
+		j->got_end = 1;
+		/* EOF for the worker. */
+		loop_fd_close(j->lf);
+		j->lf = NULL;
+		ws_maybe_finish(j);
+	}
+	return 0;
+}
+
+static const struct control_stream_ops ws_import_ops = {
+	NULL, ws_import_data, ws_job_abort
+};
+
+int
+workspace_op_import(struct control_conn *c, uint32_t id, json_t *args,
+    char *detail, size_t detaillen)
+{
+	struct ws_job	*j;
+	int		 p[2], r;
+
+	if (args != NULL && !json_is_object(args))
+		return ERR_BAD_REQUEST;
+	if (ws_import_running) {
+		snprintf(detail, detaillen, "another import is running");
+		return ERR_BUSY;
+	}
+	if ((r = ws_pipe(p)) != 0)
+		return r;
+	j = ws_job_new(c, id, 1);
+	j->lim.max_bytes = guestd.import_max_bytes;
+	j->lim.max_entries = guestd.import_max_entries;
+	j->workerfd = p[0];
+	if ((j->lf = loop_fd_add(p[1], ws_import_writable, j)) == NULL) {
+		ws_unref(j);
+		return ERR_INTERNAL;
+	}
+	/* A pipe's write end only ever gets writable or hung up. */
+	loop_fd_want_read(j->lf, 0);
+	j->refs++;	/* the worker's, released by ws_worker_posted() */
+	if ((r = ws_thread_start(ws_import_worker, j)) != 0) {
+		j->refs--;
+		ws_unref(j);
+		return r;
+	}
+	j->live = 1;
+	ws_import_running = 1;
+	control_stream_attach(c, &j->st, id, &ws_import_ops);
+	return 0;
+}

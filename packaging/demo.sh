@@ -82,7 +82,9 @@ trap 'echo; echo "stopping guestd"; exit 0' INT TERM
 
 say "start guestd (workspace $WS, user $RUN_AS)"
 rm -f "$D/ready"
-mkfifo "$D/ready"
+mkfifo -m 600 "$D/ready"
+# guestd writes it after dropping to the workspace user.
+[ "$(id -u)" -ne 0 ] || chown "$RUN_AS" "$D/ready"
 "$GUESTD" --listen "127.0.0.1:$PORT" --secret-file "$SECRET" \
     --workspace "$WS" --ready-file "$D/ready" --log-level info \
     "${USER_ARGS[@]}" >"$LOG" 2>&1 &

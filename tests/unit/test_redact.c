@@ -1,0 +1,227 @@
+/*
+ * redact: each secret shape of redact.h is masked, ordinary text passes
+ * unchanged, output is bounded for every dstlen, and time stays linear.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "redact.h"
+
+static void
+check(const char *in, const char *want)
+{
+	char	 out[1024], *d;
+	size_t	 n;
+
+	n = redact_text(out, sizeof(out), in);
+	if (strcmp(out, want) != 0)
+		fail_msg("redact(%s)\n got  %s\n want %s", in, out, want);
+	assert_int_equal(n, strlen(want));
+	d = redact_dup(in);
+	assert_string_equal(d, want);
+	free(d);
+}
+
+static void
+test_unchanged(void **state)
+{
+	static const char *const plain[] = {
+		"",
+		"hello world",
+		"ts=2026-11-29T17:50:51.123Z level=info ident=guestd "
+		    "event=exec.start id=7 pid=1234 cmd=\"ls -l /tmp\"",
+		"listen=127.0.0.1:8080 peer=[::1]:5555",
+		"https://example.com/path?x=1&y=2#frag",
+		"https://auth.example.com:443/login",
+		"keys=3 keyboard=us monkeys=2",
+		"a basic idea, basic-auth off",
+		"path=/home/user/screenshots/terminal/x",
+		"mail user@example.com",
+		"unicode \xc3\xa9t\xc3\xa9 ok",
+		NULL
+	};
+	size_t	 i;
+
+	for (i = 0; plain[i] != NULL; i++)
+		check(plain[i], plain[i]);
+}
+
+static void
+test_urls(void **state)
+{
+	check("fetch https://user:pa55@host.example/x?y",
+	    "fetch https://[REDACTED]@host.example/x?y");
+	check("s3://AKIAXXX@bucket/key", "s3://[REDACTED]@bucket/key");
+	check("git+ssh://me:x@h:22/r.git", "git+ssh://[REDACTED]@h:22/r.git");
+	check("u=\"http://a:b@c\"", "u=\"http://[REDACTED]@c\"");
+}
+
+static void
+test_headers(void **state)
+{
+	check("Authorization: Bearer abc.def",
+	    "Authorization: [REDACTED]");
+	check("Proxy-Authorization: Basic dXNlcjpwYXNz\r\nHost: x",
+	    "Proxy-Authorization: [REDACTED]\r\nHost: x");
+	check("Cookie: sid=1; other=2\nnext line",
+	    "Cookie: [REDACTED]\nnext line");
+	check("Set-Cookie: a=b; Path=/", "Set-Cookie: [REDACTED]");
+	check("hdr=\"Authorization: Bearer xyz\" peer=1",
+	    "hdr=\"Authorization: [REDACTED]\" peer=1");
+	check("X-Amz-Security-Token: FQoG", "X-Amz-Security-Token: [REDACTED]");
+}
+
+static void
+test_bearer_basic(void **state)
+{
+	check("sent Bearer eyJhbGciOi.x_y-z+/= done",
+	    "sent Bearer [REDACTED] done");
+	check("basic  dXNlcjpwYXNz", "basic  [REDACTED]");
+	check("BEARER\tabc", "BEARER\t[REDACTED]");
+	check("Bearer x", "Bearer [REDACTED]");
+	check("basic usage", "basic usage");
+}
+
+static void
+test_key_value(void **state)
+{
+	check("token=abc user=bob", "token=[REDACTED] user=bob");
+	check("GUESTD_TOKEN=s3cr3t", "GUESTD_TOKEN=[REDACTED]");
+	check("--password=hunter2 -v", "--password=[REDACTED] -v");
+	check("passwd='a b c' x=1", "passwd='[REDACTED]' x=1");
+	check("secret=\"a \\\" b\" x=1", "secret=\"[REDACTED]\" x=1");
+	check("api_key=1 apikey=2 key=3 AWS_SECRET_ACCESS_KEY=4 sshKey=5",
+	    "api_key=[REDACTED] apikey=[REDACTED] key=[REDACTED] "
+	    "AWS_SECRET_ACCESS_KEY=[REDACTED] sshKey=[REDACTED]");
+	check("credentials=a auth=b session_id=c cookie=d signature=e",
+	    "credentials=[REDACTED] auth=[REDACTED] session_id=[REDACTED] "
+	    "cookie=[REDACTED] signature=[REDACTED]");
+	check("X-Amz-Date=20260101 X-Amz-Credential=AK/x",
+	    "X-Amz-Date=[REDACTED] X-Amz-Credential=[REDACTED]");
+	check("password: hunter2", "password: [REDACTED]");
+	check("token= next", "token= next");
+	check("password = hunter2\nuser = bob",
+	    "password = [REDACTED]\nuser = bob");
+}
+
+static void
+test_json_pairs(void **state)
+{
+	check("{\"token\": \"abc\", \"id\": 7}",
+	    "{\"token\": \"[REDACTED]\", \"id\": 7}");
+	check("{\"password\":\"p\\\"q\",\"x\":1}",
+	    "{\"password\":\"[REDACTED]\",\"x\":1}");
+	check("{\"apiKey\": 12345}", "{\"apiKey\": [REDACTED]}");
+	check("{\"Authorization\": \"Bearer x\"}",
+	    "{\"Authorization\": \"[REDACTED]\"}");
+	/* JSON inside a log_quote()d value: the quotes are escaped. */
+	check("args=\"{\\\"secret\\\": \\\"s3\\\", \\\"n\\\": 1}\"",
+	    "args=\"{\\\"secret\\\": \\\"[REDACTED]\\\", \\\"n\\\": 1}\"");
+	check("{\"auth\": {\"user\": \"u\"}}", "{\"auth\": {\"user\": \"u\"}}");
+}
+
+static void
+test_capabilities(void **state)
+{
+	check("GET /screen/AbC123-_x HTTP/1.1",
+	    "GET /screen/[REDACTED] HTTP/1.1");
+	check("url=http://h:1/term/tok?x=1", "url=http://h:1/term/[REDACTED]?x=1");
+	check("ws://h/control?token=abc&v=1",
+	    "ws://h/control?token=[REDACTED]&v=1");
+	check("/screen/ alone", "/screen/ alone");
+}
+
+static void
+test_bounds(void **state)
+{
+	const char	*in = "token=abcdef and more text here";
+	char		 full[128], out[128];
+	size_t		 n, i, flen;
+
+	flen = redact_text(full, sizeof(full), in);
+	assert_int_equal(redact_text(out, 0, in), 0);
+	out[0] = 'X';
+	assert_int_equal(redact_text(out, 1, in), 0);
+	assert_int_equal(out[0], '\0');
+	for (i = 1; i <= flen + 2; i++) {
+		memset(out, 'Z', sizeof(out));
+		n = redact_text(out, i, in);
+		assert_true(n < i);
+		assert_int_equal(strlen(out), n);
+		assert_int_equal(out[i], 'Z');
+		assert_memory_equal(out, full, n);
+		/* A cut never shows bytes of the secret. */
+		assert_null(strstr(out, "abc"));
+	}
+	assert_int_equal(redact_text(out, sizeof(out), NULL), 0);
+}
+
+static void
+test_linear(void **state)
+{
+	static const char *const units[] = {
+		"a", "token", "\"token\" ", "Bearer ", "http://", "/screen",
+		"x=", "\\\"", NULL
+	};
+	size_t	 big = 1 << 20, i, j, ul;
+	char	*in, *out;
+	clock_t	 t0;
+
+	in = malloc(big + 1);
+	out = malloc(big * 12);
+	assert_non_null(in);
+	assert_non_null(out);
+	for (i = 0; units[i] != NULL; i++) {
+		ul = strlen(units[i]);
+		for (j = 0; j + ul <= big; j += ul)
+			memcpy(in + j, units[i], ul);
+		in[j] = '\0';
+		t0 = clock();
+		redact_text(out, big * 12, in);
+		/* Quadratic behaviour on 1 MiB would take minutes. */
+		assert_true((double)(clock() - t0) / CLOCKS_PER_SEC < 5.0);
+	}
+	free(in);
+	free(out);
+}
+
+static void
+test_key_is_secret(void **state)
+{
+	assert_true(redact_key_is_secret("GUESTD_TOKEN"));
+	assert_true(redact_key_is_secret("Authorization"));
+	assert_true(redact_key_is_secret("x-amz-date"));
+	assert_true(redact_key_is_secret("api-key"));
+	assert_true(redact_key_is_secret("KEY"));
+	assert_false(redact_key_is_secret("listen"));
+	assert_false(redact_key_is_secret("keyboard"));
+	assert_false(redact_key_is_secret("max-size"));
+	assert_false(redact_key_is_secret(""));
+	assert_false(redact_key_is_secret(NULL));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unchanged),
+		cmocka_unit_test(test_urls),
+		cmocka_unit_test(test_headers),
+		cmocka_unit_test(test_bearer_basic),
+		cmocka_unit_test(test_key_value),
+		cmocka_unit_test(test_json_pairs),
+		cmocka_unit_test(test_capabilities),
+		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_linear),
+		cmocka_unit_test(test_key_is_secret),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
