@@ -370,8 +370,11 @@ struct guest_exec {
 	uint32_t	 id;
 	int		 done;
 	int		 cancel_sent;
+	int		 broken_pipe;
 	json_t		*reply;
 };
+
+static void	guest_exec_cancel(struct gclient *, struct guest_exec *);
 
 static void
 guest_exec_reply(struct gclient *c, uint32_t id, json_t *msg, void *arg)
@@ -386,7 +389,8 @@ static int
 guest_exec_data(struct gclient *c, uint32_t id, uint8_t channel,
     const uint8_t *p, size_t n, int end, void *arg)
 {
-	int	 fd;
+	struct guest_exec	*ex = arg;
+	int			 fd;
 
 	if (channel == PROTO_CH_STDOUT)
 		fd = STDOUT_FILENO;
@@ -394,9 +398,15 @@ guest_exec_data(struct gclient *c, uint32_t id, uint8_t channel,
 		fd = STDERR_FILENO;
 	else
 		return 0;
-	/* A closed stdout must not stop us reaping the command's status. */
-	if (n > 0)
-		(void)guest_write_all(fd, p, n);
+	/*
+	 * Nobody reads our output any more (`| head`): stop the command as
+	 * a pipeline would, but still wait for guestd to confirm.
+	 */
+	if (n > 0 && guest_write_all(fd, p, n) != 0 && errno == EPIPE &&
+	    !ex->broken_pipe) {
+		ex->broken_pipe = 1;
+		guest_exec_cancel(c, ex);
+	}
 	return 0;
 }
 
@@ -420,6 +430,13 @@ guest_exec_signal(struct gclient *c, int fd, void *arg)
 
 	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 		;
+	guest_exec_cancel(c, ex);
+}
+
+/* Ask guestd once to kill the command; its exec reply ends the wait. */
+static void
+guest_exec_cancel(struct gclient *c, struct guest_exec *ex)
+{
 	if (ex->cancel_sent || ex->done)
 		return;
 	ex->cancel_sent = 1;
@@ -580,7 +597,14 @@ guest_exec(struct guest *g, int argc, char **argv)
 		json_decref(args);
 		return r == -2 ? CLI_EXIT_ERROR : guest_usage("exec", usage);
 	}
-	/* Blocked from here on, so a signal is read from the loop, not lost. */
+	/*
+	 * Blocked from here on, so a signal is read from the loop, not lost.
+	 * A shell starts background commands with SIGINT ignored, and an
+	 * ignored signal never reaches a signalfd: take the default back
+	 * (it never runs while the signal is blocked).
+	 */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
@@ -603,6 +627,10 @@ guest_exec(struct guest *g, int argc, char **argv)
 	/* Output may pause for as long as the command likes: no idle limit. */
 	if ((r = gclient_run(g->c, &ex.done, 0)) != 0)
 		return guest_conn_failed(g, r);
+	if (ex.broken_pipe) {
+		json_decref(ex.reply);
+		return 128 + SIGPIPE;
+	}
 	if (ex.cancel_sent) {
 		json_decref(ex.reply);
 		cli_error("cancelled");

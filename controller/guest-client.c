@@ -212,7 +212,8 @@ gclient_parse_url(struct gclient *c, const char *url, char *err,
 			goto bad;
 	}
 	c->port = (int)port;
-	snprintf(c->hosthdr, sizeof(c->hosthdr), "%s:%d", c->host, c->port);
+	snprintf(c->hosthdr, sizeof(c->hosthdr), strchr(c->host, ':') ?
+	    "[%s]:%d" : "%s:%d", c->host, c->port);
 	if (*end != '/' || end[1] == '\0') {
 		if (*end != '\0' && strcmp(end, "/") != 0)
 			goto bad;

@@ -657,12 +657,19 @@ control_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 {
 	struct control_conn	**pc = user, *c;
 	char			  peer[64];
+	int			  r;
 
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		lws_get_peer_simple(wsi, peer, sizeof peer);
-		if (control_authorize(wsi, peer) != 0)
+		if ((r = control_authorize(wsi, peer)) != 0) {
+			/* Say why before closing, so clients can tell a bad
+			 * secret from a dead server. */
+			lws_return_http_status(wsi, r == ERR_UNAUTHORIZED ?
+			    HTTP_STATUS_UNAUTHORIZED : HTTP_STATUS_NOT_FOUND,
+			    NULL);
 			return -1;
+		}
 		if (control_nconns >= CONTROL_MAX_CONNS) {
 			log_warn("control.rejected", "peer=%s reason=busy",
 			    peer);

@@ -542,7 +542,6 @@ exec_pause(struct exec *e)
 	for (i = 0; i < 2; i++)
 		if (e->out[i].lf != NULL)
 			loop_fd_want_read(e->out[i].lf, 0);
-	log_debug("exec.pause", "id=%u", e->id);
 	control_stream_pause(&e->s);
 }
 
@@ -686,7 +685,6 @@ exec_stream_resume(struct control_stream *s)
 	for (i = 0; i < 2; i++)
 		if (e->out[i].lf != NULL)
 			loop_fd_want_read(e->out[i].lf, 1);
-	log_debug("exec.resume", "id=%u", e->id);
 	/* An idle pipe gives no event: drain from a timer, not from inside
 	 * control.c's callback (which may free e). */
 	if (e->state == EXEC_DRAINING && e->poll_t == NULL)

@@ -85,7 +85,8 @@ t_eq "$out" 300000 "stdin larger than a pipe"
 
 out=$(printf '%s\n' \
     'text {"id":2,"op":"exec","args":{"command":"cat; echo done","stdin":""}}' \
-    'drain "id":2' |
+    recv \
+    'drain "id":2,"ok"' |
     "$WSPROBE" --url "$URL" --secret-file "$SECRET" --hello) ||
 	t_fail "wsprobe failed: $out"
 echo "$out"

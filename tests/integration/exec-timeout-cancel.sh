@@ -56,8 +56,8 @@ out=$(printf '%s\n' \
     "text {\"id\":3,\"op\":\"exec\",\"args\":{\"command\":\"trap '' TERM; sleep 33.$$ & sleep 34.$$\"}}" \
     'recv' \
     'text {"id":4,"op":"exec.cancel","args":{"target":3}}' \
-    'drain "id":4,' \
-    'drain "id":3,' |
+    'drain "id":4,"ok"' \
+    'drain "id":3,"ok"' |
     "$WSPROBE" --url "$URL" --secret-file "$SECRET" --hello) ||
 	t_fail "wsprobe failed: $out"
 echo "$out"
@@ -67,6 +67,19 @@ t_contains "$out" '"event":"exec.started"' "exec.started"
 t_contains "$out" '"state":"killed"' "cancel confirmed"
 t_contains "$out" '"cancelled":true' "exec reply says cancelled"
 gone "sleep 3[34]\\.$$" "cancelled TERM-ignoring group"
+
+# The connection goes away: its commands die with it (no reply to anyone).
+out=$(printf '%s\n' \
+    "text {\"id\":2,\"op\":\"exec\",\"args\":{\"command\":\"sleep 35.$$ & sleep 36.$$\"}}" \
+    recv |
+    "$WSPROBE" --url "$URL" --secret-file "$SECRET" --hello)
+t_contains "$out" '"event":"exec.started"' "exec.started before the close"
+# pidwait blocks (pidfd, no polling) until the group has exited; 124 is
+# the timeout, 1 means nothing was left to wait for.
+timeout 10 pidwait -f "sleep 3[56]\\.$$"
+[ "$?" -ne 124 ] ||
+	t_fail "commands outlived their connection: $(pgrep -af "sleep 3[56]")"
+gone "sleep 3[56]\\.$$" "group of a closed connection"
 
 kill -0 "$GUESTD_PID" || t_fail "guestd died"
 exit 0

@@ -657,6 +657,9 @@ main(int argc, char **argv)
 		printf("connect-failed %s\n", P.failed ? P.fail_why :
 		    P.timed_out ? "timeout" : "closed");
 		fflush(stdout);
+		lws_context_destroy(P.ctx);
+		free(secret);
+		free(auth);
 		return 3;
 	}
 
