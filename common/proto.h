@@ -23,7 +23,8 @@
 #define PROTO_SUBPROTOCOL	"rakazo-control.v1"
 #define PROTO_PATH		"/control"
 
-#define PROTO_MAX_JSON		(1024 * 1024)	/* one text message */
+#define PROTO_MAX_JSON		(1024 * 1024)	/* one text request */
+#define PROTO_MAX_REPLY		(16 * 1024 * 1024) /* one text reply/event */
 #define PROTO_MAX_BINARY	(1024 * 1024)	/* one binary message */
 #define PROTO_CHUNK		(64 * 1024)	/* payload per frame we send */
 #define PROTO_FRAME_HDR		6

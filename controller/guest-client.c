@@ -374,7 +374,7 @@ gclient_on_text(struct gclient *c, const char *s, size_t n)
 	int			 code;
 	json_int_t		 id;
 
-	msg = jsonx_parse(s, n, PROTO_MAX_JSON, 1, &code, perr);
+	msg = jsonx_parse(s, n, PROTO_MAX_REPLY, 1, &code, perr);
 	if (msg == NULL) {
 		gclient_fail(c, ERR_PROTOCOL, "guestd sent bad JSON: %s", perr);
 		return;
@@ -432,7 +432,7 @@ gclient_receive(struct gclient *c, struct lws *wsi, const void *in,
 		c->rx_binary = lws_frame_is_binary(wsi);
 		c->rx_active = 1;
 	}
-	cap = c->rx_binary ? PROTO_MAX_BINARY : PROTO_MAX_JSON;
+	cap = c->rx_binary ? PROTO_MAX_BINARY : PROTO_MAX_REPLY;
 	if (len > cap || c->rx.len > cap - len) {
 		gclient_fail(c, ERR_PROTOCOL, "guestd sent a message larger "
 		    "than %zu bytes", cap);
@@ -853,8 +853,7 @@ gclient_connect(struct gclient **out, const struct gclient_opts *o,
 	c->qtail = &c->qhead;
 	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms :
 	    GCLIENT_DEFAULT_TIMEOUT;
-	buf_init(&c->rx, PROTO_MAX_JSON > PROTO_MAX_BINARY ? PROTO_MAX_JSON :
-	    PROTO_MAX_BINARY);
+	buf_init(&c->rx, PROTO_MAX_REPLY);
 	c->upbuf = xmalloc(LWS_PRE + PROTO_FRAME_HDR + PROTO_CHUNK);
 	if (o->secret == NULL || *o->secret == '\0' ||
 	    strpbrk(o->secret, "\r\n") != NULL) {

@@ -52,6 +52,9 @@
 #define EXEC_MAX_ENV_VALUE	(64 * 1024)
 #define EXEC_DEF_TIMEOUT_MS	60000
 #define EXEC_DEF_OUTPUT		(1024 * 1024)
+/* Unstreamed output travels inside the JSON reply: keep the reply, even
+ * fully escaped, under PROTO_MAX_REPLY. */
+#define EXEC_MAX_INLINE		(1024 * 1024)
 #define EXEC_READ_CHUNK		(64 * 1024)
 /* After exit, read at most this much more per stream before closing. */
 #define EXEC_DRAIN_MAX		(4 * 1024 * 1024)
@@ -1052,6 +1055,8 @@ exec_parse(json_t *args, struct exec_args *a, char *detail, size_t detaillen)
 	if ((r = jsonx_bool(args, "stream", &a->stream, err)) != 0 &&
 	    r != ERR_NOT_FOUND)
 		goto out;
+	if (!a->stream && a->output_limit > EXEC_MAX_INLINE)
+		a->output_limit = EXEC_MAX_INLINE;
 	/* jsonx_str refuses "", which is a fine (empty) stdin. */
 	in = json_object_get(args, "stdin");
 	if (in != NULL) {

@@ -8,6 +8,7 @@
  */
 #include "autoconf.h"
 
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -302,6 +303,13 @@ main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigprocmask(SIG_BLOCK, &set, NULL);
+	/*
+	 * Orphaned grandchildren (a command's background jobs) become ours,
+	 * so the loop reaps them at once and a cancel can confirm that a
+	 * process group is really gone.
+	 */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		log_warn("guestd.subreaper", "error=\"%s\"", strerror(errno));
 
 	control_set_secret(secret);
 	token_wipe(secret, sizeof secret);

@@ -88,14 +88,12 @@ t_start_guestd() {
 	    --workspace "$WS" --ready-file "$T/ready" --log-level debug \
 	    $user_args "$@" >"$GUESTD_LOG" 2>&1 &
 	GUESTD_PID=$!
-	# Blocks until guestd opens the FIFO; if guestd dies first, the
-	# watchdog opens it to unblock us.
-	( while kill -0 "$GUESTD_PID" 2>/dev/null; do sleep 0.2; done
-	  : > "$T/ready" ) 2>/dev/null &
-	watchdog=$!
-	read -r PORT < "$T/ready" || PORT=""
-	kill "$watchdog" 2>/dev/null
-	wait "$watchdog" 2>/dev/null
+	# Opened read-write, the FIFO never blocks the open; the read returns
+	# as soon as guestd writes its port, or fails after the timeout if
+	# guestd died first.
+	exec 4<>"$T/ready"
+	read -t 30 -r PORT <&4 || PORT=""
+	exec 4<&-
 	[ -n "$PORT" ] || t_fail "guestd did not start"
 	URL="ws://127.0.0.1:$PORT"
 	export URL PORT

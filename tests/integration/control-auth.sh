@@ -90,7 +90,9 @@ GUESTD_SECRET="$env_secret" "$GUESTD" --listen 127.0.0.1:0 \
     --workspace "$WS" --ready-file "$T/ready" $user_args \
     >"$GUESTD_LOG" 2>&1 &
 GUESTD_PID=$!
-read -r PORT < "$T/ready"
+exec 4<>"$T/ready"
+read -t 30 -r PORT <&4 || t_fail "guestd did not start"
+exec 4<&-
 URL="ws://127.0.0.1:$PORT"
 out=$(RAKAZO_GUEST_SECRET="$env_secret" "$RAKAZOCTL" guest --url "$URL" \
     exec -- 'echo "secret=${GUESTD_SECRET:-none}"') || t_fail "exec failed"

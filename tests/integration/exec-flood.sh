@@ -5,6 +5,8 @@
 # growing queues, and the output flows again once it reads.
 . "$top_srcdir/tests/lib.sh"
 t_start_guestd --exec-max-output 2G
+# Under ASan, freed frames sit in its quarantine: run with
+# ASAN_OPTIONS=quarantine_size_mb=1 for a meaningful VmHWM.
 limit_kb=65536
 
 out=$(rk exec --json --timeout-ms 3000 --output-limit 65536 -- yes)
