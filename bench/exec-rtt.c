@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include <libwebsockets.h>
+
 #include "err.h"
 #include "guest-client.h"
 #include "token.h"
@@ -71,6 +73,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "secret: %s\n", err_name(r));
 		return 1;
 	}
+	lws_set_log_level(0, NULL);
 	memset(&o, 0, sizeof o);
 	o.url = argv[1];
 	o.secret = secret;

@@ -71,6 +71,22 @@ static const struct err_entry err_table[] = {
 	[-ERR_NOT_REGULAR] = { "NOT_A_REGULAR_FILE",
 	    "The path is not a regular file." },
 	[-ERR_RANGE] = { "RANGE_INVALID", "The range is not valid." },
+	[-ERR_ACTION_INVALID] = { "ACTION_INVALID",
+	    "An action is malformed or not known." },
+	[-ERR_COORDINATES] = { "COORDINATES_OUT_OF_RANGE",
+	    "The coordinates lie outside the screen." },
+	[-ERR_KEY_UNKNOWN] = { "KEY_UNKNOWN", "A key name is not known." },
+	[-ERR_X] = { "X_ERROR", "The X server reported an error." },
+	[-ERR_MULTI_SCREEN_UNAVAILABLE] = { "MULTI_SCREEN_UNAVAILABLE",
+	    "No more desktops can be open at once; shell and file tools still "
+	    "work." },
+	[-ERR_DISPLAY_FAILED] = { "DISPLAY_START_FAILED",
+	    "The desktop's X server could not be started." },
+	[-ERR_NO_DISPLAY] = { "DISPLAY_NOT_OPEN",
+	    "The bot has no open desktop; open one first." },
+	[-ERR_UNCHANGED_REPEAT] = { "UNCHANGED_AFTER_REPEAT",
+	    "The same action was repeated and the screen did not change; read "
+	    "the page with the page-text tools (browser_snapshot) instead." },
 };
 
 /* Unknown codes read as INTERNAL: a client never sees an unnamed error. */

@@ -11,12 +11,14 @@
 #include <string.h>
 
 #include "control.h"
+#include "display.h"
 #include "err.h"
 #include "exec.h"
 #include "files.h"
 #include "guestd.h"
 #include "json.h"
 #include "loop.h"
+#include "observe.h"
 #include "ops.h"
 #include "proto.h"
 #include "workspace.h"
@@ -34,6 +36,10 @@ const struct control_op ops_table[] = {
 	{ "file.remove",	files_op_remove,	1 },
 	{ "workspace.export",	workspace_op_export,	0 },
 	{ "workspace.import",	workspace_op_import,	1 },
+	{ "display.open",	display_op_open,	1 },
+	{ "display.close",	display_op_close,	1 },
+	{ "display.list",	display_op_list,	0 },
+	{ "display.observe",	observe_op,		0 },
 };
 const size_t ops_count = sizeof ops_table / sizeof ops_table[0];
 

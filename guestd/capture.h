@@ -1,0 +1,61 @@
+/*
+ * Damage-driven screen capture of one X display (SPEC G-6).  One Xlib
+ * connection per display; a dup of its fd lives in the loop.  XDamage
+ * reports the first damage after each subtract (DamageReportNonEmpty); we
+ * subtract, fetch the bounds (XFixes) and XShmGetImage the damaged rows
+ * straight into the shared segment, which IS the framebuffer guestd keeps.
+ * Each such grab is a new frame id.  No timer anywhere: an idle display
+ * costs nothing.
+ */
+#ifndef GUESTD_CAPTURE_H
+#define GUESTD_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct capture;
+
+struct capture_box {
+	int	x, y, w, h;	/* w == 0: empty */
+};
+
+/* The X connection died (server gone).  Called on the loop, once. */
+typedef void	(*capture_dead_cb)(struct capture *cap, void *arg);
+
+/*
+ * Connect to display name (":5") with the MIT-MAGIC-COOKIE-1 cookie and
+ * take the first full frame.  0 or ERR_*.
+ */
+int	 capture_open(struct capture **out, const char *name,
+	    const unsigned char *cookie, size_t cookielen,
+	    capture_dead_cb dead, void *arg);
+void	 capture_free(struct capture *cap);
+
+/*
+ * Fold in every damage the server has seen up to now (one round trip), so
+ * a picture drawn before the caller asked is in the framebuffer.
+ */
+int	 capture_sync(struct capture *cap);
+
+uint64_t capture_frame(const struct capture *cap);
+/* Wall-clock ms of the last grab. */
+uint64_t capture_time_ms(const struct capture *cap);
+/* Framebuffer: 32-bit pixels, blue in the low byte (BGRX in memory). */
+const uint8_t *capture_pixels(const struct capture *cap, int *w, int *h,
+	    size_t *stride);
+/*
+ * Union of the boxes damaged after frame since; the whole screen when
+ * since is older than the history kept.  Empty when since is current.
+ */
+void	 capture_damage_since(const struct capture *cap, uint64_t since,
+	    struct capture_box *box);
+/* Pointer position (a round trip).  0 or ERR_*. */
+int	 capture_cursor(struct capture *cap, int *x, int *y);
+/* The Xlib display, for input injection on the same connection. */
+void	*capture_xdisplay(struct capture *cap);
+
+/* Box helpers, also used by the unit test. */
+void	 capture_box_union(struct capture_box *a, const struct capture_box *b);
+void	 capture_box_clip(struct capture_box *b, int w, int h);
+
+#endif

@@ -1,0 +1,953 @@
+/*
+ * Desktops: one Xvfb per active bot (SPEC G-1 ... G-5).
+ *
+ * A display goes STARTING -> READY -> CLOSING -> gone.  Readiness needs no
+ * polling: Xvfb gets "-displayfd 3" and writes its display number to our
+ * pipe once it accepts connections; an early death shows up as EOF on that
+ * pipe and as SIGCHLD through the loop's signalfd.  A slot stays reserved
+ * until its X server has been reaped, so a slot is never handed out while
+ * old clients could still reach the old server (G-5).
+ *
+ * Each display has its own cookie file (the Xauthority format, one
+ * FamilyWild entry, written here: no xauth binary), passed to Xvfb with
+ * -auth and to clients through XAUTHORITY.  The cookie never leaves the
+ * file and our own memory.
+ *
+ * Requests that wait (an open while Xvfb starts, a close until it exits)
+ * are control streams, so a connection that goes away takes its waiters
+ * with it.  Events go to a per-connection subscription that is likewise a
+ * stream (request id 0, which no request can use).
+ */
+#include "autoconf.h"
+
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <linux/close_range.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "control.h"
+#include "display.h"
+#include "err.h"
+#include "json.h"
+#include "log.h"
+#include "loop.h"
+#include "path.h"
+
+#define DISPLAY_COOKIE_LEN	16
+#define DISPLAY_MAX_SLOTS	1000	/* slots tried above the first */
+#define DISPLAY_KILL_MS		3000	/* SIGTERM, then SIGKILL after this */
+#define DISPLAY_MIN_SIDE	16
+#define DISPLAY_MAX_SIDE	8192
+#define DISPLAY_START_TRIES	3	/* slots tried when a start fails */
+
+enum display_state { DISPLAY_STARTING, DISPLAY_READY, DISPLAY_CLOSING };
+
+struct display_waiter {
+	struct control_stream	 s;	/* first: we get it back from ops */
+	struct display		*d;
+	int			 closing;	/* a close, not an open */
+	struct display_waiter	*next;
+};
+
+struct display {
+	char			 bot[65];
+	int			 slot;
+	int			 width, height, depth;
+	enum display_state	 state;
+	pid_t			 pid;
+	struct loop_fd		*readyfd;
+	char			 readybuf[16];
+	size_t			 readylen;
+	unsigned char		 cookie[DISPLAY_COOKIE_LEN];
+	char			 authfile[PATH_MAX];
+	struct capture		*cap;
+	struct loop_timer	*kill_timer;
+	uint64_t		 since_ms;	/* wall clock */
+	uint64_t		 used_ms;	/* monotonic */
+	int			 controlled;
+	int			 crashed;	/* died while not closing */
+	int			 tries;		/* starts so far */
+	struct display_waiter	*waiters;
+	struct display		*next;
+};
+
+struct display_sub {
+	struct control_stream	 s;
+	struct display_sub	*next;
+};
+
+static struct display		*display_list;
+static struct display_sub	*display_subs;
+static int			 display_inited;
+static char			 display_rundir[PATH_MAX];
+static int64_t			 display_first = 1;
+static int64_t			 display_def_w = 1280, display_def_h = 800;
+static int64_t			 display_def_depth = 24;
+static int64_t			 display_limit;
+static int64_t			 display_idle_ms;
+static const char		*display_xvfb = "Xvfb";
+
+/* ---- settings ------------------------------------------------------------- */
+
+static int64_t
+display_env_int(const char *name, int64_t def, int64_t min, int64_t max)
+{
+	const char	*s = getenv(name);
+	char		*ep;
+	long long	 v;
+
+	if (s == NULL || *s == '\0')
+		return def;
+	errno = 0;
+	v = strtoll(s, &ep, 10);
+	if (*ep != '\0' || errno != 0 || v < min || v > max) {
+		log_warn("display.config", "var=%s value=invalid using=%lld",
+		    name, (long long)def);
+		return def;
+	}
+	return v;
+}
+
+static void
+display_init(void)
+{
+	const char	*s, *tmp;
+
+	if (display_inited)
+		return;
+	display_inited = 1;
+	display_first = display_env_int("GUESTD_DISPLAY_FIRST", 1, 0, 30000);
+	display_limit = display_env_int("SANDBOX_TEAM_SCREEN_LIMIT", 0, 0,
+	    100000);
+	display_idle_ms = display_env_int("GUESTD_SCREEN_IDLE_MS", 0, 0,
+	    INT64_MAX / 2);
+	if ((s = getenv("GUESTD_XVFB")) != NULL && *s != '\0')
+		display_xvfb = s;
+	if ((s = getenv("GUESTD_DISPLAY_GEOMETRY")) != NULL && *s != '\0') {
+		int	w, h, dp, n = 0;
+
+		if (sscanf(s, "%dx%dx%d%n", &w, &h, &dp, &n) == 3 &&
+		    s[n] == '\0' && w >= DISPLAY_MIN_SIDE &&
+		    w <= DISPLAY_MAX_SIDE && h >= DISPLAY_MIN_SIDE &&
+		    h <= DISPLAY_MAX_SIDE && dp == 24) {
+			display_def_w = w;
+			display_def_h = h;
+			display_def_depth = dp;
+		} else
+			log_warn("display.config", "var=GUESTD_DISPLAY_GEOMETRY "
+			    "value=invalid using=1280x800x24");
+	}
+	tmp = getenv("TMPDIR");
+	if (tmp == NULL || *tmp != '/')
+		tmp = "/tmp";
+	snprintf(display_rundir, sizeof display_rundir, "%s/guestd-x.XXXXXX",
+	    tmp);
+	if (mkdtemp(display_rundir) == NULL) {
+		log_error("display.rundir", "error=\"%s\"", strerror(errno));
+		display_rundir[0] = '\0';
+	}
+	atexit(display_shutdown);
+}
+
+/* ---- events and waiters ---------------------------------------------------- */
+
+static void
+display_sub_abort(struct control_stream *s)
+{
+	struct display_sub	**pp;
+
+	for (pp = &display_subs; *pp != NULL; pp = &(*pp)->next) {
+		if (&(*pp)->s == s) {
+			struct display_sub *sub = *pp;
+
+			*pp = sub->next;
+			free(sub);
+			return;
+		}
+	}
+}
+
+static const struct control_stream_ops display_sub_ops = {
+	NULL, NULL, display_sub_abort
+};
+
+static void
+display_subscribe(struct control_conn *c)
+{
+	struct display_sub	*sub;
+
+	for (sub = display_subs; sub != NULL; sub = sub->next) {
+		if (sub->s.conn == c)
+			return;
+	}
+	sub = xcalloc(1, sizeof *sub);
+	control_stream_attach(c, &sub->s, 0, &display_sub_ops);
+	sub->next = display_subs;
+	display_subs = sub;
+}
+
+static void
+display_broadcast(const char *name, json_t *body)
+{
+	struct display_sub	*sub;
+
+	for (sub = display_subs; sub != NULL; sub = sub->next) {
+		if (sub->s.conn != NULL)
+			control_event(sub->s.conn, name, 0,
+			    json_deep_copy(body));
+	}
+	json_decref(body);
+}
+
+static void
+display_waiter_unlink(struct display_waiter *w)
+{
+	struct display_waiter	**pp;
+
+	for (pp = &w->d->waiters; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == w) {
+			*pp = w->next;
+			return;
+		}
+	}
+}
+
+static void
+display_waiter_abort(struct control_stream *s)
+{
+	struct display_waiter	*w = (struct display_waiter *)s;
+
+	display_waiter_unlink(w);
+	free(w);
+}
+
+static const struct control_stream_ops display_waiter_ops = {
+	NULL, NULL, display_waiter_abort
+};
+
+static void
+display_wait(struct display *d, struct control_conn *c, uint32_t id,
+    int closing)
+{
+	struct display_waiter	*w;
+
+	w = xcalloc(1, sizeof *w);
+	w->d = d;
+	w->closing = closing;
+	control_stream_attach(c, &w->s, id, &display_waiter_ops);
+	w->next = d->waiters;
+	d->waiters = w;
+}
+
+static json_t *
+display_info(const struct display *d, int created)
+{
+	char	name[16];
+
+	snprintf(name, sizeof name, ":%d", d->slot);
+	return json_pack("{s:s,s:s,s:i,s:i,s:i,s:i,s:s,s:b}",
+	    "bot", d->bot, "display", name, "slot", d->slot,
+	    "width", d->width, "height", d->height, "depth", d->depth,
+	    "xauthority", d->authfile, "created", created);
+}
+
+/*
+ * Answer the waiters of one kind: opens with code (0: the display info),
+ * closes with the closed display.
+ */
+static void
+display_wake(struct display *d, int closing, int code, const char *why)
+{
+	struct display_waiter	*w, **pp;
+	struct control_conn	*c;
+	char			 name[16];
+
+	snprintf(name, sizeof name, ":%d", d->slot);
+	pp = &d->waiters;
+	while ((w = *pp) != NULL) {
+		if (w->closing != closing) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		c = w->s.conn;
+		control_stream_detach(&w->s);
+		if (c != NULL && code != 0)
+			control_reply_error(c, w->s.id, code, why);
+		else if (c != NULL && closing)
+			control_reply(c, w->s.id, json_pack("{s:s,s:s,s:i}",
+			    "bot", d->bot, "display", name, "slot", d->slot));
+		else if (c != NULL)
+			control_reply(c, w->s.id, display_info(d, 1));
+		free(w);
+	}
+}
+
+/* ---- the X server ---------------------------------------------------------- */
+
+static uint64_t
+display_wall_ms(void)
+{
+	struct timeval	tv;
+
+	gettimeofday(&tv, NULL);
+	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
+}
+
+/* Another X server (alive) holds slot n? */
+static int
+display_slot_taken(int n)
+{
+	char		 path[64], buf[16];
+	struct stat	 st;
+	ssize_t		 len;
+	long		 pid;
+	int		 fd;
+
+	snprintf(path, sizeof path, "/tmp/.X11-unix/X%d", n);
+	if (lstat(path, &st) == 0) {
+		/* A socket without a live lock is stale; Xvfb replaces it. */
+		snprintf(path, sizeof path, "/tmp/.X%d-lock", n);
+		if (lstat(path, &st) != 0)
+			return 0;
+	}
+	snprintf(path, sizeof path, "/tmp/.X%d-lock", n);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return errno != ENOENT;
+	len = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (len <= 0)
+		return 1;
+	buf[len] = '\0';
+	pid = strtol(buf, NULL, 10);
+	if (pid <= 0)
+		return 1;
+	return kill((pid_t)pid, 0) == 0 || errno != ESRCH;
+}
+
+static int
+display_pick_slot(void)
+{
+	struct display	*d;
+	int		 n;
+
+	for (n = (int)display_first; n < display_first + DISPLAY_MAX_SLOTS;
+	    n++) {
+		for (d = display_list; d != NULL; d = d->next) {
+			if (d->slot == n)
+				break;
+		}
+		if (d == NULL && !display_slot_taken(n))
+			return n;
+	}
+	return -1;
+}
+
+static void
+display_put16(unsigned char **p, size_t v)
+{
+	(*p)[0] = (unsigned char)(v >> 8);
+	(*p)[1] = (unsigned char)v;
+	*p += 2;
+}
+
+static void
+display_putstr(unsigned char **p, const void *s, size_t n)
+{
+	display_put16(p, n);
+	memcpy(*p, s, n);
+	*p += n;
+}
+
+/* One FamilyWild entry: any host, this display number, our cookie. */
+static int
+display_write_auth(struct display *d)
+{
+	static const char	 proto[] = "MIT-MAGIC-COOKIE-1";
+	unsigned char		 buf[128], *p = buf;
+	char			 num[16];
+	ssize_t			 n;
+	int			 fd, r = ERR_INTERNAL;
+
+	if (getrandom(d->cookie, sizeof d->cookie, 0) !=
+	    (ssize_t)sizeof d->cookie)
+		return ERR_INTERNAL;
+	snprintf(num, sizeof num, "%d", d->slot);
+	display_put16(&p, 0xffff);
+	display_putstr(&p, "", 0);
+	display_putstr(&p, num, strlen(num));
+	display_putstr(&p, proto, sizeof proto - 1);
+	display_putstr(&p, d->cookie, sizeof d->cookie);
+	if (snprintf(d->authfile, sizeof d->authfile, "%s/xauth-%d",
+	    display_rundir, d->slot) >= (int)sizeof d->authfile)
+		return ERR_NAME_TOO_LONG;
+	(void)unlink(d->authfile);
+	fd = open(d->authfile, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (fd == -1)
+		return err_from_errno(errno);
+	n = write(fd, buf, (size_t)(p - buf));
+	if (n != p - buf)
+		r = ERR_IO;
+	else
+		r = 0;
+	explicit_bzero(buf, sizeof buf);
+	if (close(fd) != 0)
+		r = ERR_IO;
+	return r;
+}
+
+static void
+display_free(struct display *d)
+{
+	struct display	**pp;
+
+	for (pp = &display_list; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == d) {
+			*pp = d->next;
+			break;
+		}
+	}
+	capture_free(d->cap);
+	loop_fd_close(d->readyfd);
+	loop_timer_cancel(d->kill_timer);
+	if (d->authfile[0] != '\0')
+		(void)unlink(d->authfile);
+	explicit_bzero(d->cookie, sizeof d->cookie);
+	free(d);
+}
+
+static void
+display_kill_timeout(void *arg)
+{
+	struct display	*d = arg;
+
+	d->kill_timer = NULL;
+	if (d->pid > 0) {
+		log_warn("display.kill", "slot=%d pid=%d signal=KILL", d->slot,
+		    (int)d->pid);
+		kill(d->pid, SIGKILL);
+	}
+}
+
+/*
+ * Begin tearing d down: capture first (no more X calls), then SIGTERM the
+ * server; display_child_cb finishes once it has exited.
+ */
+static void
+display_teardown(struct display *d)
+{
+	d->state = DISPLAY_CLOSING;
+	capture_free(d->cap);
+	d->cap = NULL;
+	loop_fd_close(d->readyfd);
+	d->readyfd = NULL;
+	if (d->pid > 0) {
+		kill(d->pid, SIGTERM);
+		if (d->kill_timer == NULL)
+			d->kill_timer = loop_timer_add(DISPLAY_KILL_MS,
+			    display_kill_timeout, d);
+	}
+}
+
+static int	display_spawn(struct display *);
+
+/*
+ * The server died before it was ready: most likely another server took
+ * the slot between our check and its bind.  Try the next free slot.
+ */
+static int
+display_restart(struct display *d)
+{
+	int	slot;
+
+	loop_fd_close(d->readyfd);
+	d->readyfd = NULL;
+	d->readylen = 0;
+	if ((slot = display_pick_slot()) < 0)
+		return ERR_MULTI_SCREEN_UNAVAILABLE;
+	(void)unlink(d->authfile);
+	d->slot = slot;
+	if (display_write_auth(d) != 0)
+		return ERR_DISPLAY_FAILED;
+	log_info("display.retry", "bot=%s slot=%d", d->bot, d->slot);
+	/* A started child finishes through this callback again. */
+	if (display_spawn(d) != 0 && d->pid == 0)
+		return ERR_DISPLAY_FAILED;
+	return 0;
+}
+
+static void
+display_child_cb(pid_t pid, int status, void *arg)
+{
+	struct display	*d = arg;
+	json_t		*ev;
+	char		 name[16];
+
+	(void)pid;
+	d->pid = 0;
+	if (d->state == DISPLAY_STARTING && d->tries < DISPLAY_START_TRIES &&
+	    d->waiters != NULL && display_restart(d) == 0)
+		return;
+	snprintf(name, sizeof name, ":%d", d->slot);
+	log_info("display.exited", "bot=%s slot=%d status=%d closing=%d",
+	    d->bot, d->slot, status, d->state == DISPLAY_CLOSING);
+	if (d->state != DISPLAY_CLOSING) {
+		d->crashed = 1;
+		ev = json_pack("{s:s,s:s,s:i}", "bot", d->bot, "display", name,
+		    "slot", d->slot);
+		if (WIFSIGNALED(status))
+			json_object_set_new(ev, "signal",
+			    json_integer(WTERMSIG(status)));
+		else
+			json_object_set_new(ev, "status",
+			    json_integer(WEXITSTATUS(status)));
+		if (d->state == DISPLAY_READY)
+			display_broadcast("display.exited", ev);
+		else
+			json_decref(ev);
+	}
+	display_wake(d, 0, ERR_DISPLAY_FAILED, "(the X server exited)");
+	display_wake(d, 1, 0, NULL);
+	display_free(d);
+}
+
+static void
+display_capture_dead(struct capture *cap, void *arg)
+{
+	struct display	*d = arg;
+
+	(void)cap;
+	/* The server is going or gone; its exit finishes the teardown. */
+	log_warn("display.connection_lost", "bot=%s slot=%d", d->bot, d->slot);
+	if (d->pid > 0 && d->kill_timer == NULL) {
+		kill(d->pid, SIGTERM);
+		d->kill_timer = loop_timer_add(DISPLAY_KILL_MS,
+		    display_kill_timeout, d);
+	}
+}
+
+static void
+display_ready(struct display *d)
+{
+	char	name[16];
+	int	r;
+
+	snprintf(name, sizeof name, ":%d", d->slot);
+	r = capture_open(&d->cap, name, d->cookie, sizeof d->cookie,
+	    display_capture_dead, d);
+	if (r != 0) {
+		log_error("display.capture_failed", "bot=%s slot=%d error=%s",
+		    d->bot, d->slot, err_name(r));
+		display_wake(d, 0, ERR_DISPLAY_FAILED,
+		    "(no damage capture on it)");
+		display_teardown(d);
+		return;
+	}
+	d->state = DISPLAY_READY;
+	d->used_ms = loop_now_ms();
+	log_info("display.ready", "bot=%s slot=%d pid=%d", d->bot, d->slot,
+	    (int)d->pid);
+	display_wake(d, 0, 0, NULL);
+}
+
+static void
+display_ready_cb(struct loop_fd *lf, int events, void *arg)
+{
+	struct display	*d = arg;
+	ssize_t		 n;
+	char		*nl;
+
+	n = read(loop_fd_get(lf), d->readybuf + d->readylen,
+	    sizeof d->readybuf - 1 - d->readylen);
+	if (n > 0) {
+		d->readylen += (size_t)n;
+		d->readybuf[d->readylen] = '\0';
+		if ((nl = strchr(d->readybuf, '\n')) == NULL &&
+		    d->readylen < sizeof d->readybuf - 1)
+			return;
+		loop_fd_close(lf);
+		d->readyfd = NULL;
+		if (nl == NULL || atoi(d->readybuf) != d->slot) {
+			display_wake(d, 0, ERR_DISPLAY_FAILED,
+			    "(the X server took another display)");
+			display_teardown(d);
+			return;
+		}
+		display_ready(d);
+		return;
+	}
+	if (n == -1 && errno == EAGAIN && !(events & LOOP_HUP))
+		return;
+	/* EOF before the number: it failed to start; SIGCHLD follows. */
+	if (!(events & LOOP_HUP))
+		loop_fd_close(lf);
+	d->readyfd = NULL;
+}
+
+/* In the child: only async-signal-safe calls until exec. */
+static void
+display_exec_child(int wfd, char *const argv[])
+{
+	sigset_t	none;
+	int		devnull;
+
+	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	(void)setsid();
+	if (wfd == 3)
+		(void)fcntl(3, F_SETFD, 0);
+	else if (dup2(wfd, 3) == -1)
+		_exit(127);
+	if ((devnull = open("/dev/null", O_RDWR)) == -1)
+		_exit(127);
+	(void)dup2(devnull, 0);
+	(void)dup2(devnull, 1);
+	(void)dup2(devnull, 2);
+	(void)close_range(4, ~0U, CLOSE_RANGE_CLOEXEC);
+	execvp(argv[0], argv);
+	_exit(127);
+}
+
+static int
+display_spawn(struct display *d)
+{
+	char	 name[16], geom[48];
+	char	*argv[16];
+	pid_t	 pid;
+	int	 p[2], i = 0;
+
+	snprintf(name, sizeof name, ":%d", d->slot);
+	snprintf(geom, sizeof geom, "%dx%dx%d", d->width, d->height, d->depth);
+	argv[i++] = (char *)display_xvfb;
+	argv[i++] = name;
+	argv[i++] = "-screen";
+	argv[i++] = "0";
+	argv[i++] = geom;
+	argv[i++] = "-nolisten";
+	argv[i++] = "tcp";
+	argv[i++] = "-noreset";
+	argv[i++] = "-auth";
+	argv[i++] = d->authfile;
+	argv[i++] = "-displayfd";
+	argv[i++] = "3";
+	argv[i] = NULL;
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return err_from_errno(errno);
+	d->tries++;
+	pid = fork();
+	if (pid == -1) {
+		close(p[0]);
+		close(p[1]);
+		return err_from_errno(errno);
+	}
+	if (pid == 0)
+		display_exec_child(p[1], argv);
+	close(p[1]);
+	d->pid = pid;
+	loop_child_watch(pid, display_child_cb, d);
+	d->readyfd = loop_fd_add(p[0], display_ready_cb, d);
+	if (d->readyfd == NULL) {
+		display_teardown(d);
+		return ERR_INTERNAL;
+	}
+	log_info("display.start", "bot=%s slot=%d pid=%d geometry=%s", d->bot,
+	    d->slot, (int)pid, geom);
+	return 0;
+}
+
+/* ---- lookup and the screen limit (G-3) ---------------------------------- */
+
+static struct display *
+display_lookup(const char *bot)
+{
+	struct display	*d;
+
+	for (d = display_list; d != NULL; d = d->next) {
+		if (d->state != DISPLAY_CLOSING && strcmp(d->bot, bot) == 0)
+			return d;
+	}
+	return NULL;
+}
+
+unsigned
+display_count(void)
+{
+	struct display	*d;
+	unsigned	 n = 0;
+
+	for (d = display_list; d != NULL; d = d->next) {
+		if (d->state != DISPLAY_CLOSING)
+			n++;
+	}
+	return n;
+}
+
+/* The oldest ready, idle, uncontrolled desktop, or NULL. */
+static struct display *
+display_victim(void)
+{
+	struct display	*d, *best = NULL;
+	uint64_t	 now = loop_now_ms();
+
+	for (d = display_list; d != NULL; d = d->next) {
+		if (d->state != DISPLAY_READY || d->controlled ||
+		    d->waiters != NULL ||
+		    now - d->used_ms < (uint64_t)display_idle_ms)
+			continue;
+		if (best == NULL || d->used_ms < best->used_ms)
+			best = d;
+	}
+	return best;
+}
+
+static int
+display_make_room(char *detail, size_t detaillen)
+{
+	struct display	*v;
+	char		 name[16];
+
+	if (display_limit <= 0 || display_count() < (unsigned)display_limit)
+		return 0;
+	if ((v = display_victim()) == NULL) {
+		snprintf(detail, detaillen, "(limit %lld, none idle and "
+		    "uncontrolled)", (long long)display_limit);
+		return ERR_MULTI_SCREEN_UNAVAILABLE;
+	}
+	snprintf(name, sizeof name, ":%d", v->slot);
+	log_info("display.evict", "bot=%s slot=%d", v->bot, v->slot);
+	display_broadcast("display.evicted", json_pack("{s:s,s:s,s:i}",
+	    "bot", v->bot, "display", name, "slot", v->slot));
+	display_teardown(v);
+	return 0;
+}
+
+/* ---- ops ------------------------------------------------------------------- */
+
+static int
+display_args_bot(json_t *args, const char **bot, char *detail)
+{
+	int	r;
+
+	if ((r = jsonx_str(args, "bot", 64, bot, detail)) != 0)
+		return r == ERR_NOT_FOUND ? ERR_BAD_REQUEST : r;
+	return path_bot_valid(*bot);
+}
+
+static int
+display_args_geometry(json_t *args, struct display *d, char *detail)
+{
+	int64_t	v;
+	int	r;
+
+	d->width = (int)display_def_w;
+	d->height = (int)display_def_h;
+	d->depth = (int)display_def_depth;
+	r = jsonx_int(args, "width", DISPLAY_MIN_SIDE, DISPLAY_MAX_SIDE, &v,
+	    detail);
+	if (r == 0)
+		d->width = (int)v;
+	else if (r != ERR_NOT_FOUND)
+		return r;
+	r = jsonx_int(args, "height", DISPLAY_MIN_SIDE, DISPLAY_MAX_SIDE, &v,
+	    detail);
+	if (r == 0)
+		d->height = (int)v;
+	else if (r != ERR_NOT_FOUND)
+		return r;
+	/* Capture and observe read 32-bit pixels: depth 24 only. */
+	r = jsonx_int(args, "depth", 24, 24, &v, detail);
+	if (r != 0 && r != ERR_NOT_FOUND)
+		return r;
+	return 0;
+}
+
+int
+display_op_open(struct control_conn *c, uint32_t id, json_t *args,
+    char *detail, size_t detaillen)
+{
+	static const char *const keys[] = { "bot", "fence", "width", "height",
+	    "depth", NULL };
+	struct display	*d = NULL, tmp;
+	const char	*bot;
+	int		 r = ERR_INTERNAL;
+
+	if ((r = jsonx_only_keys(args, keys, detail)) != 0 ||
+	    (r = display_args_bot(args, &bot, detail)) != 0)
+		return r;
+	memset(&tmp, 0, sizeof tmp);
+	if ((r = display_args_geometry(args, &tmp, detail)) != 0)
+		return r;
+	display_init();
+	display_subscribe(c);
+	if ((d = display_lookup(bot)) != NULL) {
+		d->used_ms = loop_now_ms();
+		if (d->state == DISPLAY_STARTING) {
+			display_wait(d, c, id, 0);
+			return 0;
+		}
+		return control_reply(c, id, display_info(d, 0));
+	}
+	if (display_rundir[0] == '\0')
+		return ERR_DISPLAY_FAILED;
+	if ((r = display_make_room(detail, detaillen)) != 0)
+		return r;
+	d = xcalloc(1, sizeof *d);
+	snprintf(d->bot, sizeof d->bot, "%s", bot);
+	d->width = tmp.width;
+	d->height = tmp.height;
+	d->depth = tmp.depth;
+	d->state = DISPLAY_STARTING;
+	d->since_ms = display_wall_ms();
+	d->used_ms = loop_now_ms();
+	if ((d->slot = display_pick_slot()) < 0) {
+		free(d);
+		snprintf(detail, detaillen, "(no free display slot)");
+		return ERR_MULTI_SCREEN_UNAVAILABLE;
+	}
+	d->next = display_list;
+	display_list = d;
+	if ((r = display_write_auth(d)) != 0) {
+		display_free(d);
+		return r;
+	}
+	display_wait(d, c, id, 0);
+	if ((r = display_spawn(d)) != 0) {
+		display_wake(d, 0, r, "(cannot start the X server)");
+		if (d->pid == 0)
+			display_free(d);
+		return 0;
+	}
+	return 0;
+}
+
+int
+display_op_close(struct control_conn *c, uint32_t id, json_t *args,
+    char *detail, size_t detaillen)
+{
+	static const char *const keys[] = { "bot", "fence", NULL };
+	struct display	*d;
+	const char	*bot;
+	int		 r;
+
+	(void)detaillen;
+	if ((r = jsonx_only_keys(args, keys, detail)) != 0 ||
+	    (r = display_args_bot(args, &bot, detail)) != 0)
+		return r;
+	display_init();
+	display_subscribe(c);
+	if ((d = display_lookup(bot)) == NULL)
+		return ERR_NO_DISPLAY;
+	display_wake(d, 0, ERR_CANCELLED, "(the desktop was closed)");
+	display_wait(d, c, id, 1);
+	display_teardown(d);
+	if (d->pid == 0) {
+		/* Never started or already reaped: nothing to wait for. */
+		display_wake(d, 1, 0, NULL);
+		display_free(d);
+	}
+	return 0;
+}
+
+int
+display_op_list(struct control_conn *c, uint32_t id, json_t *args,
+    char *detail, size_t detaillen)
+{
+	static const char *const keys[] = { NULL };
+	static const char *const states[] = { "starting", "ready", "closing" };
+	struct display	*d;
+	json_t		*arr, *one;
+	uint64_t	 now = loop_now_ms();
+	int		 r;
+
+	(void)detaillen;
+	if ((r = jsonx_only_keys(args, keys, detail)) != 0)
+		return r;
+	display_init();
+	display_subscribe(c);
+	arr = json_array();
+	for (d = display_list; d != NULL; d = d->next) {
+		one = display_info(d, 0);
+		json_object_del(one, "created");
+		json_object_set_new(one, "state",
+		    json_string(states[d->state]));
+		json_object_set_new(one, "pid", json_integer(d->pid));
+		json_object_set_new(one, "since_ms",
+		    json_integer((json_int_t)d->since_ms));
+		json_object_set_new(one, "idle_ms",
+		    json_integer((json_int_t)(now - d->used_ms)));
+		json_object_set_new(one, "controlled",
+		    json_boolean(d->controlled));
+		json_object_set_new(one, "frame", json_integer(d->cap != NULL ?
+		    (json_int_t)capture_frame(d->cap) : 0));
+		json_array_append_new(arr, one);
+	}
+	return control_reply(c, id, json_pack("{s:I,s:o}", "limit",
+	    (json_int_t)display_limit, "displays", arr));
+}
+
+/* ---- for observe and input ---------------------------------------------- */
+
+struct display *
+display_find(const char *bot)
+{
+	struct display	*d = display_lookup(bot);
+
+	return d != NULL && d->state == DISPLAY_READY && d->cap != NULL ?
+	    d : NULL;
+}
+
+struct capture *
+display_capture(struct display *d)
+{
+	return d->cap;
+}
+
+int
+display_slot(const struct display *d)
+{
+	return d->slot;
+}
+
+void
+display_touch(struct display *d)
+{
+	d->used_ms = loop_now_ms();
+}
+
+void
+display_set_controlled(struct display *d, int on)
+{
+	d->controlled = on ? 1 : 0;
+}
+
+void
+display_shutdown(void)
+{
+	struct display	*d;
+
+	for (d = display_list; d != NULL; d = d->next) {
+		if (d->pid > 0)
+			kill(d->pid, SIGTERM);
+		if (d->authfile[0] != '\0')
+			(void)unlink(d->authfile);
+	}
+	if (display_rundir[0] != '\0')
+		(void)rmdir(display_rundir);
+}

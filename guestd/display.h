@@ -1,0 +1,62 @@
+/*
+ * Desktops (SPEC G-1 ... G-5): one lazily started Xvfb per active bot on a
+ * recycled display slot :N, each with its own MIT-MAGIC-COOKIE-1 file and
+ * its own damage capture (capture.h).
+ *
+ *  display.open  {bot, width?, height?, depth?}  (mutating: fence)
+ *                -> {bot, display:":N", slot, width, height, depth,
+ *                    xauthority, created}
+ *                Starts Xvfb and answers once it is ready (no polling:
+ *                Xvfb writes its display number to a -displayfd pipe).
+ *                An active bot gets its existing display (created false).
+ *                SANDBOX_TEAM_SCREEN_LIMIT=N (0/unset: none): at the limit
+ *                the oldest idle (no use for GUESTD_SCREEN_IDLE_MS, default
+ *                0) and uncontrolled desktop is torn down (event
+ *                display.evicted); without one: MULTI_SCREEN_UNAVAILABLE.
+ *  display.close {bot}  (mutating: fence)   -> {bot, display, slot}
+ *                once the X server has exited; the slot is free again.
+ *  display.list  {}     -> {limit, displays[{bot, display, slot, width,
+ *                    height, depth, state, pid, since_ms, idle_ms,
+ *                    controlled, frame}]}
+ *
+ * Events to every connection that used a display op: display.exited {bot,
+ * display, slot, status|signal} when an X server died on its own (the next
+ * open starts it again), display.evicted {bot, display, slot}.
+ *
+ * Settings come from the environment on first use: GUESTD_DISPLAY_FIRST
+ * (first slot, default 1), GUESTD_DISPLAY_GEOMETRY (default 1280x800x24),
+ * GUESTD_XVFB (default "Xvfb" on PATH), SANDBOX_TEAM_SCREEN_LIMIT,
+ * GUESTD_SCREEN_IDLE_MS.
+ */
+#ifndef GUESTD_DISPLAY_H
+#define GUESTD_DISPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+struct control_conn;
+struct capture;
+struct display;
+
+int	display_op_open(struct control_conn *, uint32_t, json_t *, char *,
+	    size_t);
+int	display_op_close(struct control_conn *, uint32_t, json_t *, char *,
+	    size_t);
+int	display_op_list(struct control_conn *, uint32_t, json_t *, char *,
+	    size_t);
+
+/* The ready display of bot, or NULL. */
+struct display	*display_find(const char *bot);
+struct capture	*display_capture(struct display *d);
+int		 display_slot(const struct display *d);
+/* A tool call used it now (idle time starts again). */
+void		 display_touch(struct display *d);
+/* A control capability or viewer holds it: never evicted while on. */
+void		 display_set_controlled(struct display *d, int on);
+/* Count of displays not being torn down. */
+unsigned	 display_count(void);
+/* Stop every X server now (guestd exit; also run from atexit). */
+void		 display_shutdown(void);
+
+#endif

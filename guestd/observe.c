@@ -1,0 +1,460 @@
+/*
+ * observe (SPEC G-7): screenshots from the capture framebuffer.
+ *
+ * The frame is made current with one round trip (capture_sync), so a
+ * picture drawn before the request is in it.  When the caller already
+ * holds the current frame, the answer is metadata only.  Otherwise the
+ * pixels are cropped and area-averaged down when asked, encoded (JPEG by
+ * TurboJPEG straight from BGRX; PNG by libpng at zlib level 1 without
+ * filters, which libpng's own bgr + filler transforms feed from BGRX rows
+ * without a copy), and sent as channel 0 frames under the control
+ * channel's backpressure before the metadata reply.
+ *
+ * Encoding runs on the loop for now: ~4 ms for JPEG, ~18 ms for a dense
+ * PNG at 1280x800.  It belongs on the worker pool once there is one.
+ */
+#include "autoconf.h"
+
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <png.h>
+#include <turbojpeg.h>
+
+#include "capture.h"
+#include "control.h"
+#include "display.h"
+#include "err.h"
+#include "json.h"
+#include "log.h"
+#include "observe.h"
+#include "proto.h"
+
+#define OBSERVE_MAX_SIDE	16384
+
+struct observe_send {
+	struct control_stream	 s;	/* first */
+	uint8_t			*buf;
+	size_t			 len, off;
+	json_t			*meta;
+};
+
+/* ---- encoders ------------------------------------------------------------ */
+
+struct observe_mem {
+	uint8_t	*p;
+	size_t	 len, cap;
+};
+
+static void
+observe_png_write(png_structp png, png_bytep data, png_size_t n)
+{
+	struct observe_mem	*m = png_get_io_ptr(png);
+
+	if (m->len + n > m->cap) {
+		size_t	ncap = m->cap ? m->cap : 64 * 1024;
+
+		while (ncap < m->len + n)
+			ncap *= 2;
+		m->p = xrealloc(m->p, ncap);
+		m->cap = ncap;
+	}
+	memcpy(m->p + m->len, data, n);
+	m->len += n;
+}
+
+static void
+observe_png_flush(png_structp png)
+{
+	(void)png;
+}
+
+/* libpng reports errors by longjmp: keep the setjmp frame small. */
+static int
+observe_png_body(png_structp png, png_infop info, struct observe_mem *m,
+    png_bytep *rows, int w, int h)
+{
+	if (setjmp(png_jmpbuf(png)))
+		return ERR_INTERNAL;
+	png_set_write_fn(png, m, observe_png_write, observe_png_flush);
+	png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8,
+	    PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+	    PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+	/* Measured here: level 1 unfiltered ~18 ms, level 6 adaptive 75+. */
+	png_set_compression_level(png, 1);
+	png_set_filter(png, 0, PNG_FILTER_NONE);
+	png_write_info(png, info);
+	/* Rows are B,G,R,X in memory: swap to RGB and drop X on the way. */
+	png_set_bgr(png);
+	png_set_filler(png, 0, PNG_FILLER_AFTER);
+	png_write_image(png, rows);
+	png_write_end(png, NULL);
+	return 0;
+}
+
+int
+observe_encode_png(const uint8_t *px, int w, int h, size_t stride,
+    uint8_t **out, size_t *outlen)
+{
+	struct observe_mem	 m;
+	png_structp		 png;
+	png_infop		 info = NULL;
+	png_bytep		*rows;
+	int			 y, r = ERR_INTERNAL;
+
+	*out = NULL;
+	*outlen = 0;
+	memset(&m, 0, sizeof m);
+	rows = xcalloc((size_t)h, sizeof *rows);
+	for (y = 0; y < h; y++)
+		rows[y] = (png_bytep)(px + (size_t)y * stride);
+	png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+	if (png == NULL || (info = png_create_info_struct(png)) == NULL)
+		goto out;
+	if ((r = observe_png_body(png, info, &m, rows, w, h)) != 0)
+		goto out;
+	*out = m.p;
+	*outlen = m.len;
+	m.p = NULL;
+out:
+	png_destroy_write_struct(&png, info != NULL ? &info : NULL);
+	free(rows);
+	free(m.p);
+	return r;
+}
+
+int
+observe_encode_jpeg(const uint8_t *px, int w, int h, size_t stride,
+    int quality, uint8_t **out, size_t *outlen)
+{
+	static tjhandle	 tj;
+	unsigned char	*jbuf = NULL;
+	unsigned long	 jlen = 0;
+
+	*out = NULL;
+	*outlen = 0;
+	if (tj == NULL && (tj = tjInitCompress()) == NULL)
+		return ERR_INTERNAL;
+	if (tjCompress2(tj, px, w, (int)stride, h, TJPF_BGRX, &jbuf, &jlen,
+	    TJSAMP_420, quality, TJFLAG_FASTDCT) != 0) {
+		tjFree(jbuf);
+		return ERR_INTERNAL;
+	}
+	*out = xmalloc(jlen);
+	memcpy(*out, jbuf, jlen);
+	*outlen = jlen;
+	tjFree(jbuf);
+	return 0;
+}
+
+void
+observe_scale(const uint8_t *px, int w, int h, size_t stride, uint8_t *dst,
+    int dw, int dh)
+{
+	int		*x0, *x1;
+	int		 dx, dy, sx, sy, sy0, sy1, c;
+	uint32_t	 sum[3], n;
+	const uint8_t	*p;
+	uint8_t		*q;
+
+	x0 = xcalloc((size_t)dw, sizeof *x0);
+	x1 = xcalloc((size_t)dw, sizeof *x1);
+	for (dx = 0; dx < dw; dx++) {
+		x0[dx] = (int)((int64_t)dx * w / dw);
+		x1[dx] = (int)((int64_t)(dx + 1) * w / dw);
+		if (x1[dx] <= x0[dx])
+			x1[dx] = x0[dx] + 1;
+	}
+	for (dy = 0; dy < dh; dy++) {
+		sy0 = (int)((int64_t)dy * h / dh);
+		sy1 = (int)((int64_t)(dy + 1) * h / dh);
+		if (sy1 <= sy0)
+			sy1 = sy0 + 1;
+		q = dst + (size_t)dy * (size_t)dw * 4;
+		for (dx = 0; dx < dw; dx++, q += 4) {
+			sum[0] = sum[1] = sum[2] = 0;
+			n = 0;
+			for (sy = sy0; sy < sy1; sy++) {
+				p = px + (size_t)sy * stride +
+				    (size_t)x0[dx] * 4;
+				for (sx = x0[dx]; sx < x1[dx]; sx++, p += 4) {
+					for (c = 0; c < 3; c++)
+						sum[c] += p[c];
+					n++;
+				}
+			}
+			for (c = 0; c < 3; c++)
+				q[c] = (uint8_t)((sum[c] + n / 2) / n);
+			q[3] = 0;
+		}
+	}
+	free(x0);
+	free(x1);
+}
+
+/* ---- sending ------------------------------------------------------------- */
+
+static void
+observe_send_free(struct observe_send *o)
+{
+	control_stream_detach(&o->s);
+	free(o->buf);
+	json_decref(o->meta);
+	free(o);
+}
+
+/* Send what the queue takes; pause when full; reply at the end. */
+static void
+observe_send_more(struct observe_send *o)
+{
+	struct control_conn	*c = o->s.conn;
+	size_t			 n;
+	int			 end;
+
+	while (o->off < o->len || o->len == 0) {
+		if (control_out_full(c)) {
+			control_stream_pause(&o->s);
+			return;
+		}
+		n = o->len - o->off;
+		if (n > PROTO_CHUNK)
+			n = PROTO_CHUNK;
+		end = o->off + n == o->len;
+		if (control_send_data(c, o->s.id, PROTO_CH_DATA,
+		    o->buf + o->off, n, end) != 0) {
+			control_reply_error(c, o->s.id, ERR_NOMEM, NULL);
+			observe_send_free(o);
+			return;
+		}
+		o->off += n;
+		if (end)
+			break;
+	}
+	control_reply(c, o->s.id, o->meta);
+	o->meta = NULL;
+	observe_send_free(o);
+}
+
+static void
+observe_resume(struct control_stream *s)
+{
+	observe_send_more((struct observe_send *)s);
+}
+
+static void
+observe_abort(struct control_stream *s)
+{
+	struct observe_send	*o = (struct observe_send *)s;
+
+	o->s.conn = NULL;
+	free(o->buf);
+	json_decref(o->meta);
+	free(o);
+}
+
+static const struct control_stream_ops observe_stream_ops = {
+	observe_resume, NULL, observe_abort
+};
+
+/* ---- the op ------------------------------------------------------------- */
+
+struct observe_req {
+	const char		*bot;
+	int			 jpeg;
+	int			 quality;
+	int64_t			 max_w, max_h;
+	struct capture_box	 region;
+	int			 has_region;
+	int64_t			 since;		/* -1: not given */
+};
+
+static int
+observe_parse_region(json_t *args, struct observe_req *q, char *detail)
+{
+	static const char *const keys[] = { "x", "y", "width", "height",
+	    NULL };
+	json_t	*reg;
+	int64_t	 x, y, w, h;
+	int	 r;
+
+	r = jsonx_obj(args, "region", &reg, detail);
+	if (r == ERR_NOT_FOUND)
+		return 0;
+	if (r != 0 || (r = jsonx_only_keys(reg, keys, detail)) != 0)
+		return r;
+	if ((r = jsonx_int(reg, "x", 0, OBSERVE_MAX_SIDE, &x, detail)) != 0 ||
+	    (r = jsonx_int(reg, "y", 0, OBSERVE_MAX_SIDE, &y, detail)) != 0 ||
+	    (r = jsonx_int(reg, "width", 1, OBSERVE_MAX_SIDE, &w,
+	    detail)) != 0 ||
+	    (r = jsonx_int(reg, "height", 1, OBSERVE_MAX_SIDE, &h,
+	    detail)) != 0)
+		return r == ERR_NOT_FOUND ? ERR_BAD_REQUEST : r;
+	q->region.x = (int)x;
+	q->region.y = (int)y;
+	q->region.w = (int)w;
+	q->region.h = (int)h;
+	q->has_region = 1;
+	return 0;
+}
+
+static int
+observe_parse(json_t *args, struct observe_req *q, char *detail)
+{
+	static const char *const keys[] = { "bot", "format", "quality",
+	    "max_width", "max_height", "region", "since_frame", NULL };
+	const char	*fmt;
+	int64_t		 v;
+	int		 r;
+
+	memset(q, 0, sizeof *q);
+	q->quality = 80;
+	q->max_w = q->max_h = OBSERVE_MAX_SIDE;
+	q->since = -1;
+	if ((r = jsonx_only_keys(args, keys, detail)) != 0)
+		return r;
+	if ((r = jsonx_str(args, "bot", 64, &q->bot, detail)) != 0)
+		return r == ERR_NOT_FOUND ? ERR_BAD_REQUEST : r;
+	r = jsonx_str(args, "format", 8, &fmt, detail);
+	if (r == 0) {
+		if (strcmp(fmt, "jpeg") == 0 || strcmp(fmt, "jpg") == 0)
+			q->jpeg = 1;
+		else if (strcmp(fmt, "png") != 0) {
+			snprintf(detail, JSONX_ERRLEN, "(format: png or jpeg)");
+			return ERR_BAD_REQUEST;
+		}
+	} else if (r != ERR_NOT_FOUND)
+		return r;
+	if ((r = jsonx_int(args, "quality", 1, 100, &v, detail)) == 0)
+		q->quality = (int)v;
+	else if (r != ERR_NOT_FOUND)
+		return r;
+	if ((r = jsonx_int(args, "max_width", 1, OBSERVE_MAX_SIDE, &q->max_w,
+	    detail)) != 0 && r != ERR_NOT_FOUND)
+		return r;
+	if ((r = jsonx_int(args, "max_height", 1, OBSERVE_MAX_SIDE,
+	    &q->max_h, detail)) != 0 && r != ERR_NOT_FOUND)
+		return r;
+	if ((r = jsonx_int(args, "since_frame", 0, INT64_MAX, &q->since,
+	    detail)) != 0 && r != ERR_NOT_FOUND)
+		return r;
+	return observe_parse_region(args, q, detail);
+}
+
+static json_t *
+observe_box_json(const struct capture_box *b)
+{
+	return json_pack("{s:i,s:i,s:i,s:i}", "x", b->x, "y", b->y,
+	    "width", b->w, "height", b->h);
+}
+
+/* Encode the region of the framebuffer, scaled to dw x dh. */
+static int
+observe_encode(const struct observe_req *q, const uint8_t *fb, size_t stride,
+    int dw, int dh, uint8_t **out, size_t *outlen)
+{
+	const uint8_t	*src;
+	uint8_t		*tmp = NULL;
+	size_t		 sstride = stride;
+	int		 r;
+
+	src = fb + (size_t)q->region.y * stride + (size_t)q->region.x * 4;
+	if (dw != q->region.w || dh != q->region.h) {
+		tmp = xmalloc((size_t)dw * (size_t)dh * 4);
+		observe_scale(src, q->region.w, q->region.h, stride, tmp, dw,
+		    dh);
+		src = tmp;
+		sstride = (size_t)dw * 4;
+	}
+	if (q->jpeg)
+		r = observe_encode_jpeg(src, dw, dh, sstride, q->quality, out,
+		    outlen);
+	else
+		r = observe_encode_png(src, dw, dh, sstride, out, outlen);
+	free(tmp);
+	return r;
+}
+
+int
+observe_op(struct control_conn *c, uint32_t id, json_t *args, char *detail,
+    size_t detaillen)
+{
+	struct observe_req	 q;
+	struct observe_send	*o;
+	struct capture_box	 dmg;
+	struct display		*d;
+	struct capture		*cap;
+	const uint8_t		*fb;
+	size_t			 stride;
+	json_t			*meta;
+	uint64_t		 frame;
+	double			 scale;
+	int			 sw, sh, dw, dh, cx, cy, r;
+
+	if ((r = observe_parse(args, &q, detail)) != 0)
+		return r;
+	if ((d = display_find(q.bot)) == NULL)
+		return ERR_NO_DISPLAY;
+	display_touch(d);
+	cap = display_capture(d);
+	if (capture_sync(cap) != 0 || capture_cursor(cap, &cx, &cy) != 0) {
+		snprintf(detail, detaillen, "(the X server went away)");
+		return ERR_NO_DISPLAY;
+	}
+	fb = capture_pixels(cap, &sw, &sh, &stride);
+	if (!q.has_region) {
+		q.region.w = sw;
+		q.region.h = sh;
+	} else if (q.region.x + q.region.w > sw ||
+	    q.region.y + q.region.h > sh) {
+		snprintf(detail, detaillen, "(region outside the %dx%d screen)",
+		    sw, sh);
+		return ERR_RANGE;
+	}
+	scale = 1.0;
+	if ((double)q.max_w / q.region.w < scale)
+		scale = (double)q.max_w / q.region.w;
+	if ((double)q.max_h / q.region.h < scale)
+		scale = (double)q.max_h / q.region.h;
+	dw = (int)(q.region.w * scale + 0.5);
+	dh = (int)(q.region.h * scale + 0.5);
+	if (dw < 1)
+		dw = 1;
+	if (dh < 1)
+		dh = 1;
+	if (dw > q.max_w)
+		dw = (int)q.max_w;
+	if (dh > q.max_h)
+		dh = (int)q.max_h;
+	frame = capture_frame(cap);
+	meta = json_pack("{s:I,s:i,s:i,s:f,s:{s:i,s:i},s:{s:i,s:i},s:I}",
+	    "frame", (json_int_t)frame, "width", dw, "height", dh,
+	    "scale", scale, "screen", "width", sw, "height", sh,
+	    "cursor", "x", cx, "y", cy,
+	    "captured_ms", (json_int_t)capture_time_ms(cap));
+	if (meta == NULL)
+		return ERR_NOMEM;
+	if (q.since >= 0 && (uint64_t)q.since == frame) {
+		json_object_set_new(meta, "unchanged", json_true());
+		return control_reply(c, id, meta);
+	}
+	capture_damage_since(cap, q.since >= 0 ? (uint64_t)q.since : 0, &dmg);
+	json_object_set_new(meta, "unchanged", json_false());
+	json_object_set_new(meta, "format", json_string(q.jpeg ? "jpeg" :
+	    "png"));
+	json_object_set_new(meta, "region", observe_box_json(&q.region));
+	json_object_set_new(meta, "damage", dmg.w > 0 ?
+	    observe_box_json(&dmg) : json_null());
+	o = xcalloc(1, sizeof *o);
+	o->meta = meta;
+	if ((r = observe_encode(&q, fb, stride, dw, dh, &o->buf,
+	    &o->len)) != 0) {
+		json_decref(o->meta);
+		free(o);
+		return r;
+	}
+	json_object_set_new(meta, "bytes", json_integer((json_int_t)o->len));
+	control_stream_attach(c, &o->s, id, &observe_stream_ops);
+	observe_send_more(o);
+	return 0;
+}

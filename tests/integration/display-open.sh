@@ -1,0 +1,85 @@
+#!/bin/bash
+# display.open / close / list (G-1, G-2, G-4, G-32): lazy start answered
+# once the X server is ready, the same display for an active bot, two bots
+# on two independent displays, slots recycled after close, the list's
+# fields, bad arguments and stale fences refused with nothing started.
+. "$top_srcdir/tests/lib.sh"
+command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
+# A slot range of our own so parallel tests do not meet.
+GUESTD_DISPLAY_FIRST=$((200 + $$ % 500))
+export GUESTD_DISPLAY_FIRST
+t_start_guestd
+
+val() {	# json key
+	printf '%s' "$1" | sed -n "s/.*\"$2\":\"\\{0,1\\}\\([^,\"}]*\\).*/\\1/p"
+}
+shot() {
+	"$DISPLAY_SHOT" --url "$URL" --secret-file "$SECRET" "$@"
+}
+
+a=$(rk call display.open '{"bot":"alice","fence":3}') || t_fail "open: $a"
+t_contains "$a" '"created":true' "first open creates"
+t_contains "$a" '"width":1280,"height":800,"depth":24' "default geometry"
+slot_a=$(val "$a" slot)
+t_eq "$slot_a" "$GUESTD_DISPLAY_FIRST" "first slot"
+[ -S "/tmp/.X11-unix/X$slot_a" ] || t_fail "no X socket for :$slot_a"
+
+again=$(rk call display.open '{"bot":"alice"}') || t_fail "reopen"
+t_contains "$again" '"created":false' "reopen returns the existing display"
+t_eq "$(val "$again" slot)" "$slot_a" "same slot"
+
+b=$(rk call display.open '{"bot":"bob","width":800,"height":600}') ||
+	t_fail "open bob: $b"
+slot_b=$(val "$b" slot)
+[ "$slot_b" != "$slot_a" ] || t_fail "two bots share slot $slot_a"
+t_contains "$b" '"width":800,"height":600' "bob's geometry"
+
+# Independent: each screenshot has its own size.
+shot display.observe '{"bot":"alice","since_frame":0}' | grep -q \
+    '"width":1280,"height":800' || t_fail "alice's screen"
+shot display.observe '{"bot":"bob"}' | grep -q '"width":800,"height":600' ||
+	t_fail "bob's screen"
+
+l=$(rk call display.list) || t_fail "list"
+for k in '"bot":"alice"' '"bot":"bob"' '"state":"ready"' '"idle_ms":' \
+    '"since_ms":' '"controlled":false' '"limit":0' '"pid":'; do
+	t_contains "$l" "$k" "list field $k"
+done
+
+# Stale fence: refused, alice's display untouched.
+out=$(rk call display.close '{"bot":"alice","fence":2}' 2>&1) &&
+	t_fail "stale fence accepted"
+t_contains "$out" STALE_FENCE "stale fence code"
+t_contains "$(rk call display.list)" '"bot":"alice"' "alice survived"
+
+# Close: answered once the server is gone; the slot is free again.
+c=$(rk call display.close '{"bot":"alice","fence":3}') || t_fail "close: $c"
+t_contains "$c" "\"slot\":$slot_a" "close names the slot"
+[ -e "/tmp/.X$slot_a-lock" ] && t_fail "X server still holds :$slot_a"
+t_not_contains "$(rk call display.list)" '"bot":"alice"' "alice listed"
+out=$(rk call display.close '{"bot":"alice"}' 2>&1) &&
+	t_fail "closing twice succeeded"
+t_contains "$out" DISPLAY_NOT_OPEN "close twice code"
+
+# Recycled: carol gets alice's old slot.
+cr=$(rk call display.open '{"bot":"carol"}') || t_fail "open carol"
+t_eq "$(val "$cr" slot)" "$slot_a" "slot recycled"
+
+# Bad requests start nothing.
+for bad in '{}' '{"bot":"../x"}' '{"bot":"dave","width":5}' \
+    '{"bot":"dave","depth":8}' '{"bot":"dave","colour":1}' \
+    '{"bot":"dave","height":"tall"}'; do
+	out=$(rk call display.open "$bad" 2>&1) && t_fail "accepted $bad"
+done
+t_not_contains "$(rk call display.list)" dave "bad open started something"
+
+# guestd stopping takes its X servers with it.
+pids=$(rk call display.list | grep -o '"pid":[0-9]*' | cut -d: -f2)
+kill "$GUESTD_PID"
+wait "$GUESTD_PID"
+GUESTD_PID=""
+for p in $pids; do
+	# PDEATHSIG/atexit delivered SIGTERM; wait for it to go.
+	timeout 5 tail --pid="$p" -f /dev/null || t_fail "Xvfb $p outlived guestd"
+done
+exit 0
