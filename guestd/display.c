@@ -925,6 +925,12 @@ display_slot(const struct display *d)
 	return d->slot;
 }
 
+const char *
+display_xauthority(const struct display *d)
+{
+	return d->authfile;
+}
+
 void
 display_touch(struct display *d)
 {

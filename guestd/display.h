@@ -50,6 +50,8 @@ int	display_op_list(struct control_conn *, uint32_t, json_t *, char *,
 struct display	*display_find(const char *bot);
 struct capture	*display_capture(struct display *d);
 int		 display_slot(const struct display *d);
+/* Path of the display's MIT-MAGIC-COOKIE-1 file (for XAUTHORITY). */
+const char	*display_xauthority(const struct display *d);
 /* A tool call used it now (idle time starts again). */
 void		 display_touch(struct display *d);
 /* A control capability or viewer holds it: never evicted while on. */

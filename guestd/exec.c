@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "display.h"
 #include "err.h"
 #include "json.h"
 #include "log.h"
@@ -803,7 +804,8 @@ exec_env_set(char **envp, size_t *n, const char *name, const char *value)
 static char **
 exec_env_build(const struct exec_args *a)
 {
-	char		**envp;
+	struct display	 *d;
+	char		**envp, dpy[16];
 	size_t		  n = 0;
 	const char	 *k;
 	json_t		 *v;
@@ -817,8 +819,16 @@ exec_env_build(const struct exec_args *a)
 	exec_env_set(envp, &n, "LANG", "C.UTF-8");
 	exec_env_set(envp, &n, "TERM", "dumb");
 	exec_env_set(envp, &n, "RAKAZO_WORKSPACE", guestd.workspace);
-	if (a->bot != NULL)
+	if (a->bot != NULL) {
 		exec_env_set(envp, &n, "RAKAZO_BOT", a->bot);
+		/* The bot's own desktop, when it has one open. */
+		if ((d = display_find(a->bot)) != NULL) {
+			snprintf(dpy, sizeof dpy, ":%d", display_slot(d));
+			exec_env_set(envp, &n, "DISPLAY", dpy);
+			exec_env_set(envp, &n, "XAUTHORITY",
+			    display_xauthority(d));
+		}
+	}
 	if (a->env != NULL)
 		json_object_foreach(a->env, k, v)
 			exec_env_set(envp, &n, k, json_string_value(v));

@@ -40,6 +40,14 @@ shot display.observe '{"bot":"alice","since_frame":0}' | grep -q \
 shot display.observe '{"bot":"bob"}' | grep -q '"width":800,"height":600' ||
 	t_fail "bob's screen"
 
+# A bot's commands see its own desktop; another bot's see none.
+out=$(rk --bot bob exec -- 'echo "$DISPLAY"; xdpyinfo | grep dimensions') ||
+	t_fail "exec on bob's desktop: $out"
+t_contains "$out" ":$slot_b" "bob's DISPLAY"
+t_contains "$out" "800x600 pixels" "bob's X server answers with its cookie"
+out=$(rk --bot zed exec -- 'echo "display=${DISPLAY:-none}"')
+t_eq "$out" "display=none" "a bot without a desktop"
+
 l=$(rk call display.list) || t_fail "list"
 for k in '"bot":"alice"' '"bot":"bob"' '"state":"ready"' '"idle_ms":' \
     '"since_ms":' '"controlled":false' '"limit":0' '"pid":'; do
