@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Exec round trip: what does running `true` through guestd cost, compared
-# with spawning `bash -c true` locally?  Three measurements, BENCH_N
-# (default 1000) each, after a short warm-up:
+# with spawning `bash -c true` locally?  BENCH_N (default 1000) of each,
+# after a short warm-up:
 #
 #   one connection: N sequential exec requests of `true` on one control
-#     connection (wsprobe from the build tree, the test suite's raw client);
-#     the request is sent only after the previous reply arrived.  Mean.
+#     connection, as a controller holds it; each is sent after the previous
+#     reply arrived.  Measured by bench/exec-rtt (`make benchmarks` builds it),
+#     which times every call and also N local `bash -c true` spawns and
+#     prints medians and the ratio.  Without it, the test suite's raw client
+#     wsprobe runs the same requests and the mean is reported.
 #   CLI per call:   N x `rakazoctl guest exec -- true`, each a new process,
 #     connection, authentication and hello.  Median.
-#   local:          N x `bash -c true`.  Median and mean.
+#   local:          N x `bash -c true` from this script.  Median and mean.
 #
-# guestd's exec is itself `bash -c COMMAND`, so the ratio "one connection /
-# local" is the overhead of the control channel, the fork/exec bookkeeping
-# and the reply on top of bash's own start.
+# guestd's exec is itself `bash -c COMMAND`, so "one connection / local" is
+# the overhead of the control channel, the bookkeeping and the reply on top
+# of bash's own start.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -23,12 +26,19 @@ b_mkdir "$WS"
 b_start_guestd a "$WS"
 
 # -- one connection -------------------------------------------------------
+EXEC_RTT=${EXEC_RTT:-$B_BUILD/bench/exec-rtt}
 WSPROBE=${WSPROBE:-$B_BUILD/tests/integration/wsprobe}
-if [ ! -x "$WSPROBE" ] && [ -f "$B_BUILD/Makefile" ]; then
-	make -s -C "$B_BUILD" tests/integration/wsprobe >/dev/null 2>&1 || true
+if [ -f "$B_BUILD/Makefile" ]; then
+	[ -x "$EXEC_RTT" ] ||
+	    make -s -C "$B_BUILD" bench/exec-rtt >/dev/null 2>&1 || true
+	[ -x "$WSPROBE" ] ||
+	    make -s -C "$B_BUILD" tests/integration/wsprobe >/dev/null 2>&1 || true
 fi
 conn_mean=""
-if [ -x "$WSPROBE" ]; then
+if [ -x "$EXEC_RTT" ]; then
+	echo "exec round trip on one connection (bench/exec-rtt, N=$N):"
+	"$EXEC_RTT" "${B_URL[a]}" "$B_SECRET" "$N" | sed 's/^/  /'
+elif [ -x "$WSPROBE" ]; then
 	# probe_script FIRST_ID COUNT
 	probe_script() {
 		local i
@@ -48,7 +58,7 @@ if [ -x "$WSPROBE" ]; then
 	[ "$ok" -eq "$N" ] || b_die "one connection: $ok of $N execs succeeded"
 	conn_mean=$(awk -v t=$((t1 - t0)) -v n="$N" 'BEGIN { printf "%.1f", t / n }')
 else
-	echo "bench: no wsprobe (build the tree with make check); skipping the one-connection run" >&2
+	echo "bench: neither bench/exec-rtt nor wsprobe is built (make benchmarks); skipping the one-connection run" >&2
 fi
 
 # -- CLI per call ---------------------------------------------------------

@@ -2,7 +2,7 @@
  * Exec round trip: N sequential `true` commands through guestd's control
  * channel (one connection, as a controller holds it) against N local
  * `bash -c true` spawns in the same run.  Prints medians, p90 and the
- * ratio.  Built by `make bench`; not part of `make check`.
+ * ratio.  Built by `make benchmarks`; not part of `make check`.
  *
  *   exec-rtt URL SECRET-FILE [N]
  */

@@ -87,6 +87,22 @@ static const struct err_entry err_table[] = {
 	[-ERR_UNCHANGED_REPEAT] = { "UNCHANGED_AFTER_REPEAT",
 	    "The same action was repeated and the screen did not change; read "
 	    "the page with the page-text tools (browser_snapshot) instead." },
+	[-ERR_LEASE_HELD] = { "LEASE_HELD",
+	    "Another driver holds this bot's lease." },
+	[-ERR_STOP_THE_BOT_FIRST] = { "STOP_THE_BOT_FIRST",
+	    "Stop the bot first: it is running and has not asked for a "
+	    "takeover." },
+	[-ERR_LEASE_EXPIRED] = { "LEASE_EXPIRED",
+	    "The lease expired or was released." },
+	[-ERR_COMPUTERS_DISABLED] = { "COMPUTERS_DISABLED",
+	    "Computers are disabled on this controller (SANDBOX_PROVIDER=none)." },
+	[-ERR_UNKNOWN_TOOL] = { "UNKNOWN_TOOL", "The tool is not known." },
+	[-ERR_STORE] = { "STATE_STORE_ERROR",
+	    "The state store failed." },
+	[-ERR_METHOD] = { "METHOD_NOT_ALLOWED",
+	    "The method is not allowed on this path." },
+	[-ERR_PROVIDER] = { "PROVIDER_FAILED",
+	    "The computer provider failed." },
 };
 
 /* Unknown codes read as INTERNAL: a client never sees an unnamed error. */

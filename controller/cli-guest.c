@@ -5,6 +5,9 @@
  * thin mapping of a command line onto one protocol op.  A verb parses its
  * own arguments before connecting, so a usage error never needs a server.
  *
+ * The desktop verbs (open, close, displays, screenshot, act) name the bot
+ * as their first argument, which wins over a global --bot.
+ *
  * Exit statuses: 0 ok, 1 error reply or local failure, 2 usage,
  * 3 CONNECT_FAILED / UNAUTHORIZED; `exec` exits with the command's status
  * (128+signal when signalled, 124 when timed out, 130 when cancelled).
@@ -24,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -714,7 +719,7 @@ guest_get_temp(const char *local, char **tmpp)
 
 	copy = xstrdup(local);
 	dir = dirname(copy);
-	if (asprintf(&tmp, "%s/.rakazoctl-get.XXXXXX", dir) < 0)
+	if (asprintf(&tmp, "%s/.rakazoctl.XXXXXX", dir) < 0)
 		fatal("asprintf");
 	free(copy);
 	fd = mkostemp(tmp, O_CLOEXEC);
@@ -724,6 +729,33 @@ guest_get_temp(const char *local, char **tmpp)
 	}
 	*tmpp = tmp;
 	return fd;
+}
+
+/*
+ * Give the finished temp file the mode a new file would get, flush it and
+ * rename it over local; the temp file is gone afterwards either way.
+ */
+static int
+guest_commit_temp(int fd, const char *tmp, const char *local)
+{
+	mode_t	 um;
+	int	 e;
+
+	um = umask(0);
+	umask(um);
+	if (fchmod(fd, 0666 & ~um) != 0 || fsync(fd) != 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		goto fail;
+	}
+	if (close(fd) != 0 || rename(tmp, local) != 0)
+		goto fail;
+	return CLI_EXIT_OK;
+fail:
+	cli_error("IO_ERROR: cannot write %s: %s", local, strerror(errno));
+	unlink(tmp);
+	return CLI_EXIT_ERROR;
 }
 
 static int
@@ -740,7 +772,6 @@ guest_get(struct guest *g, int argc, char **argv)
 	char		*tmp = NULL;
 	const char	*local;
 	int64_t		 v;
-	mode_t		 um;
 	int		 ch, fd = -1, r;
 
 	args = json_object();
@@ -780,21 +811,12 @@ guest_get(struct guest *g, int argc, char **argv)
 	}
 	r = guest_stream_run(g, "file.read", args, -1, fd, &res);
 	json_decref(res);
-	if (r == 0) {
-		um = umask(0);
-		umask(um);
-		if (fchmod(fd, 0666 & ~um) != 0 || fsync(fd) != 0 ||
-		    close(fd) != 0 || rename(tmp, local) != 0) {
-			cli_error("IO_ERROR: cannot write %s: %s", local,
-			    strerror(errno));
-			r = CLI_EXIT_ERROR;
-		}
-		fd = -1;
-	}
-	if (fd >= 0)
+	if (r == 0)
+		r = guest_commit_temp(fd, tmp, local);
+	else {
 		close(fd);
-	if (r != 0)
 		unlink(tmp);
+	}
 	free(tmp);
 	return r;
 usage:
@@ -951,6 +973,371 @@ guest_import(struct guest *g, int argc, char **argv)
 	return r;
 }
 
+/* ---- desktops (display.*) ----------------------------------------------- */
+
+/* "WxH" with both sides 1..max. */
+static int
+guest_parse_size(const char *s, int64_t max, int64_t *w, int64_t *h)
+{
+	char	 buf[64], *x;
+
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	if ((x = strchr(buf, 'x')) == NULL)
+		return -1;
+	*x = '\0';
+	if (guest_parse_int(buf, 1, max, 10, w) != 0 ||
+	    guest_parse_int(x + 1, 1, max, 10, h) != 0)
+		return -1;
+	return 0;
+}
+
+/* "X,Y,W,H" into a region object; guestd checks it against the screen. */
+static json_t *
+guest_parse_region(const char *s)
+{
+	char	 buf[128], *p, *save = NULL;
+	int64_t	 v[4];
+	int	 i;
+
+	if (strlen(s) >= sizeof(buf))
+		return NULL;
+	strcpy(buf, s);
+	p = strtok_r(buf, ",", &save);
+	for (i = 0; i < 4; i++) {
+		if (p == NULL || guest_parse_int(p, i < 2 ? 0 : 1, INT32_MAX,
+		    10, &v[i]) != 0)
+			return NULL;
+		p = strtok_r(NULL, ",", &save);
+	}
+	if (p != NULL)
+		return NULL;
+	return json_pack("{s:I, s:I, s:I, s:I}", "x", (json_int_t)v[0],
+	    "y", (json_int_t)v[1], "width", (json_int_t)v[2],
+	    "height", (json_int_t)v[3]);
+}
+
+static int
+guest_open(struct guest *g, int argc, char **argv)
+{
+	static const char		*usage = "BOT [--geometry WxH]";
+	static const struct option	 opts[] = {
+		{ "geometry", required_argument, NULL, 'g' },
+		{ NULL, 0, NULL, 0 }
+	};
+	json_t		*args;
+	int64_t		 w, h;
+	int		 ch;
+
+	args = json_object();
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch != 'g' || guest_parse_size(optarg, 65535, &w, &h) != 0) {
+			json_decref(args);
+			return guest_usage("open", usage);
+		}
+		json_object_set_new(args, "width", json_integer(w));
+		json_object_set_new(args, "height", json_integer(h));
+	}
+	if (argc - optind != 1) {
+		json_decref(args);
+		return guest_usage("open", usage);
+	}
+	/* The verb's BOT wins over a global --bot. */
+	g->bot = argv[optind];
+	return guest_simple(g, "display.open", args, 1);
+}
+
+static int
+guest_close(struct guest *g, int argc, char **argv)
+{
+	if (argc != 2)
+		return guest_usage("close", "BOT");
+	g->bot = argv[1];
+	return guest_simple(g, "display.close", NULL, 1);
+}
+
+/* One display as "bot display WxH since idle controlled". */
+static void
+guest_displays_line(json_t *d)
+{
+	const char	*bot, *dpy;
+	char		 since[32] = "-";
+	struct tm	 tm;
+	json_int_t	 ms;
+	time_t		 t;
+
+	bot = json_string_value(json_object_get(d, "bot"));
+	dpy = json_string_value(json_object_get(d, "display"));
+	ms = json_integer_value(json_object_get(d, "since_ms"));
+	t = (time_t)(ms / 1000);
+	if (ms > 0 && gmtime_r(&t, &tm) != NULL)
+		strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	printf("%s %s %" JSON_INTEGER_FORMAT "x%" JSON_INTEGER_FORMAT
+	    " %s %.1fs %s\n", bot != NULL ? bot : "?",
+	    dpy != NULL ? dpy : "?",
+	    json_integer_value(json_object_get(d, "width")),
+	    json_integer_value(json_object_get(d, "height")), since,
+	    (double)json_integer_value(json_object_get(d, "idle_ms")) / 1000,
+	    json_is_true(json_object_get(d, "controlled")) ? "controlled" :
+	    "free");
+}
+
+static int
+guest_displays(struct guest *g, int argc, char **argv)
+{
+	json_t	*res = NULL, *d;
+	char	 err[GUEST_ERRLEN];
+	size_t	 i;
+	int	 as_json = 0, r;
+
+	if (argc == 2 && strcmp(argv[1], "--json") == 0)
+		as_json = 1;
+	else if (argc != 1)
+		return guest_usage("displays", "[--json]");
+	if ((r = guest_connect(g)) != 0)
+		return r;
+	/* display.list takes no arguments: no bot, no fence. */
+	r = gclient_call(g->c, "display.list", json_object(), &res, err,
+	    sizeof(err));
+	if (r != 0) {
+		cli_error("%s", err);
+		return CLI_EXIT_ERROR;
+	}
+	if (as_json)
+		guest_print_json(res);
+	else {
+		json_array_foreach(json_object_get(res, "displays"), i, d)
+			guest_displays_line(d);
+		fflush(stdout);
+	}
+	json_decref(res);
+	return CLI_EXIT_OK;
+}
+
+/*
+ * Without --jpeg or --png the format follows the output's name: .jpg and
+ * .jpeg ask for JPEG at guestd's default quality, anything else for PNG.
+ */
+static void
+guest_shot_format(json_t *args, const char *out)
+{
+	const char	*dot;
+
+	if (json_object_get(args, "format") != NULL)
+		return;
+	dot = strrchr(out, '.');
+	if (dot != NULL && (strcasecmp(dot, ".jpg") == 0 ||
+	    strcasecmp(dot, ".jpeg") == 0))
+		json_object_set_new(args, "format", json_string("jpeg"));
+	else
+		json_object_set_new(args, "format", json_string("png"));
+}
+
+static int
+guest_shot_parse(int argc, char **argv, json_t *args, const char **out)
+{
+	static const struct option	 opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "jpeg", required_argument, NULL, 'j' },
+		{ "png", no_argument, NULL, 'p' },
+		{ "max", required_argument, NULL, 'm' },
+		{ "region", required_argument, NULL, 'r' },
+		{ "since", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 }
+	};
+	json_t	*region;
+	int64_t	 v, w, h;
+	int	 ch;
+
+	*out = NULL;
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'o':
+			*out = optarg;
+			break;
+		case 'j':
+			if (guest_parse_int(optarg, 1, 100, 10, &v) != 0)
+				return -1;
+			json_object_set_new(args, "format",
+			    json_string("jpeg"));
+			json_object_set_new(args, "quality", json_integer(v));
+			break;
+		case 'p':
+			json_object_set_new(args, "format", json_string("png"));
+			json_object_del(args, "quality");
+			break;
+		case 'm':
+			if (guest_parse_size(optarg, INT32_MAX, &w, &h) != 0)
+				return -1;
+			json_object_set_new(args, "max_width", json_integer(w));
+			json_object_set_new(args, "max_height",
+			    json_integer(h));
+			break;
+		case 'r':
+			if ((region = guest_parse_region(optarg)) == NULL)
+				return -1;
+			json_object_set_new(args, "region", region);
+			break;
+		case 's':
+			if (guest_parse_int(optarg, 0, INT64_MAX, 10, &v) != 0)
+				return -1;
+			json_object_set_new(args, "since_frame",
+			    json_integer(v));
+			break;
+		default:
+			return -1;
+		}
+	}
+	/* Writing an image to a terminal or to stdout beside the JSON: no. */
+	if (argc - optind != 1 || *out == NULL || strcmp(*out, "-") == 0)
+		return -1;
+	guest_shot_format(args, *out);
+	return 0;
+}
+
+static int
+guest_screenshot(struct guest *g, int argc, char **argv)
+{
+	static const char	*usage = "BOT -o FILE [--jpeg Q | --png] "
+	    "[--max WxH] [--region X,Y,W,H] [--since FRAME]";
+	json_t		*args, *res = NULL;
+	const char	*out;
+	char		*tmp = NULL;
+	int		 fd, r;
+
+	args = json_object();
+	if (guest_shot_parse(argc, argv, args, &out) != 0) {
+		json_decref(args);
+		return guest_usage("screenshot", usage);
+	}
+	g->bot = argv[optind];
+	if ((r = guest_connect(g)) != 0) {
+		json_decref(args);
+		return r;
+	}
+	/* The image lands beside FILE and replaces it only when whole. */
+	if ((fd = guest_get_temp(out, &tmp)) < 0) {
+		cli_error("IO_ERROR: cannot create a file beside %s: %s",
+		    out, strerror(errno));
+		json_decref(args);
+		return CLI_EXIT_ERROR;
+	}
+	r = guest_stream_run(g, "display.observe", args, -1, fd, &res);
+	if (r == 0 && !json_is_true(json_object_get(res, "unchanged")))
+		r = guest_commit_temp(fd, tmp, out);
+	else {
+		/* Unchanged: FILE keeps the picture the caller already has. */
+		close(fd);
+		unlink(tmp);
+	}
+	if (r == 0)
+		guest_print_json(res);
+	json_decref(res);
+	free(tmp);
+	return r;
+}
+
+/* act: the reply, kept whole so an error's details can be shown. */
+struct guest_act {
+	int	 done;
+	json_t	*reply;
+};
+
+static void
+guest_act_reply(struct gclient *c, uint32_t id, json_t *msg, void *arg)
+{
+	struct guest_act	*a = arg;
+
+	a->reply = json_incref(msg);
+	a->done = 1;
+}
+
+/*
+ * An error of a batch may say how far it got (done, failed, uncertain):
+ * those fields, when present, go to stdout as JSON so a script can tell
+ * what happened; the sentence goes to stderr as for every verb.
+ */
+static void
+guest_act_error(json_t *reply)
+{
+	json_t	*e, *extra;
+	char	 err[GUEST_ERRLEN];
+
+	gclient_reply_error(reply, err, sizeof(err));
+	cli_error("%s", err);
+	e = json_object_get(reply, "error");
+	if (!json_is_object(e))
+		return;
+	extra = json_deep_copy(e);
+	json_object_del(extra, "code");
+	json_object_del(extra, "message");
+	if (json_object_size(extra) > 0)
+		guest_print_json(extra);
+	json_decref(extra);
+}
+
+static int
+guest_act(struct guest *g, int argc, char **argv)
+{
+	static const char		*usage = "BOT [--scale S] "
+	    "'JSON-ACTIONS'";
+	static const struct option	 opts[] = {
+		{ "scale", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct guest_act	 a;
+	json_t			*args, *actions;
+	json_error_t		 je;
+	char			*ep;
+	double			 scale = 0;
+	int			 ch, r;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch != 's')
+			return guest_usage("act", usage);
+		errno = 0;
+		scale = strtod(optarg, &ep);
+		if (*optarg == '\0' || *ep != '\0' || errno != 0 ||
+		    !(scale > 0))
+			return guest_usage("act", usage);
+	}
+	if (argc - optind != 2)
+		return guest_usage("act", usage);
+	actions = json_loads(argv[optind + 1], JSON_REJECT_DUPLICATES, &je);
+	if (!json_is_array(actions)) {
+		json_decref(actions);
+		cli_error("JSON-ACTIONS must be a JSON array of actions");
+		return guest_usage("act", usage);
+	}
+	g->bot = argv[optind];
+	args = json_pack("{s:o}", "actions", actions);
+	if (scale > 0)
+		json_object_set_new(args, "scale", json_real(scale));
+	if ((r = guest_connect(g)) != 0) {
+		json_decref(args);
+		return r;
+	}
+	memset(&a, 0, sizeof(a));
+	if (gclient_request(g->c, "display.act", guest_args(g, args),
+	    guest_act_reply, NULL, &a) == 0)
+		return guest_conn_failed(g, ERR_PEER_GONE);
+	/* A batch may wait and hold keys: no idle limit of our own. */
+	if ((r = gclient_run(g->c, &a.done, 0)) != 0)
+		return guest_conn_failed(g, r);
+	if (!json_is_true(json_object_get(a.reply, "ok"))) {
+		guest_act_error(a.reply);
+		json_decref(a.reply);
+		return CLI_EXIT_ERROR;
+	}
+	guest_print_json(json_object_get(a.reply, "result"));
+	json_decref(a.reply);
+	return CLI_EXIT_OK;
+}
+
 static int
 guest_call_verb(struct guest *g, int argc, char **argv)
 {
@@ -983,6 +1370,12 @@ static const struct guest_verb guest_verbs[] = {
 	{ "rm", "[-r] PATH", guest_rm },
 	{ "export", "> FILE.tar", guest_export },
 	{ "import", "< FILE.tar", guest_import },
+	{ "open", "BOT [--geometry WxH]", guest_open },
+	{ "close", "BOT", guest_close },
+	{ "displays", "[--json]", guest_displays },
+	{ "screenshot", "BOT -o FILE [--jpeg Q | --png] [--max WxH] "
+	    "[--region X,Y,W,H] [--since FRAME]", guest_screenshot },
+	{ "act", "BOT [--scale S] 'JSON-ACTIONS'", guest_act },
 	{ "call", "OP [JSON-ARGS]", guest_call_verb },
 };
 

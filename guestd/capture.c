@@ -47,6 +47,8 @@ struct capture {
 	int			 dead;
 	capture_dead_cb		 dead_cb;
 	void			*arg;
+	capture_damage_cb	 damage_cb;
+	void			*damage_arg;
 
 	int			 damage_event;
 	Damage			 damage;
@@ -165,6 +167,15 @@ capture_new_frame(struct capture *cap, const struct capture_box *box)
 	cap->frame++;
 	cap->hist[cap->frame % CAPTURE_HIST] = *box;
 	cap->time_ms = capture_wall_ms();
+	if (cap->damage_cb != NULL)
+		cap->damage_cb(cap, box, cap->damage_arg);
+}
+
+void
+capture_set_damage_cb(struct capture *cap, capture_damage_cb cb, void *arg)
+{
+	cap->damage_cb = cb;
+	cap->damage_arg = cb != NULL ? arg : NULL;
 }
 
 /* Take the accumulated damage and grab it. */

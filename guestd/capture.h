@@ -54,6 +54,16 @@ int	 capture_cursor(struct capture *cap, int *x, int *y);
 /* The Xlib display, for input injection on the same connection. */
 void	*capture_xdisplay(struct capture *cap);
 
+/*
+ * Called on the loop with the box of each new frame, right after it was
+ * grabbed into the framebuffer (RFB marks it modified).  One hook per
+ * capture; cb NULL removes it.
+ */
+typedef void	(*capture_damage_cb)(struct capture *cap,
+		    const struct capture_box *box, void *arg);
+void	 capture_set_damage_cb(struct capture *cap, capture_damage_cb cb,
+	    void *arg);
+
 /* Box helpers, also used by the unit test. */
 void	 capture_box_union(struct capture_box *a, const struct capture_box *b);
 void	 capture_box_clip(struct capture_box *b, int w, int h);

@@ -232,6 +232,13 @@ int
 control_reply_error(struct control_conn *c, uint32_t id, int code,
     const char *detail)
 {
+	return control_reply_error_ex(c, id, code, detail, NULL);
+}
+
+int
+control_reply_error_ex(struct control_conn *c, uint32_t id, int code,
+    const char *detail, json_t *extra)
+{
 	char	 msg[512];
 	json_t	*j;
 
@@ -244,8 +251,15 @@ control_reply_error(struct control_conn *c, uint32_t id, int code,
 		snprintf(msg, sizeof msg, "%s", err_message(code));
 	j = json_pack("{s:I,s:b,s:{s:s,s:s}}", "id", (json_int_t)id, "ok", 0,
 	    "error", "code", err_name(code), "message", msg);
-	if (j == NULL)
+	if (j == NULL) {
+		json_decref(extra);
 		return ERR_NOMEM;
+	}
+	if (extra != NULL) {
+		/* Progress of a partly done request (e.g. act's "done"). */
+		json_object_update_missing(json_object_get(j, "error"), extra);
+		json_decref(extra);
+	}
 	log_debug("control.error", "id=%u code=%s", id, err_name(code));
 	return control_queue_json(c, j);
 }
@@ -264,6 +278,19 @@ control_event(struct control_conn *c, const char *name, uint32_t id,
 	if (id != 0)
 		json_object_set_new(body, "id", json_integer(id));
 	return control_queue_json(c, body);
+}
+
+void
+control_broadcast(const char *name, json_t *body)
+{
+	struct control_conn	*c;
+
+	for (c = control_conns; c != NULL; c = c->next) {
+		/* Diagnostics are dropped, never queued without bound. */
+		if (c->hello && !c->closing && !control_out_full(c))
+			control_event(c, name, 0, json_deep_copy(body));
+	}
+	json_decref(body);
 }
 
 int

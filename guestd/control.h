@@ -80,8 +80,14 @@ unsigned control_count(void);
 int	 control_reply(struct control_conn *c, uint32_t id, json_t *result);
 int	 control_reply_error(struct control_conn *c, uint32_t id, int code,
 	    const char *detail);
+/* The same with extra fields in the error object (extra is stolen). */
+int	 control_reply_error_ex(struct control_conn *c, uint32_t id, int code,
+	    const char *detail, json_t *extra);
 int	 control_event(struct control_conn *c, const char *name, uint32_t id,
 	    json_t *body);
+/* An event to every connection past hello that is not backed up; steals
+ * body. */
+void	 control_broadcast(const char *name, json_t *body);
 /* Queue one binary frame (n <= PROTO_MAX_BINARY - header). */
 int	 control_send_data(struct control_conn *c, uint32_t id,
 	    uint8_t channel, const void *p, size_t n, int end);

@@ -82,6 +82,8 @@ struct display {
 	int			 crashed;	/* died while not closing */
 	int			 tries;		/* starts so far */
 	struct display_waiter	*waiters;
+	int			 hooked;	/* ready hook ran, closing not */
+	uint64_t		 gen;		/* unique for guestd's life */
 	struct display		*next;
 };
 
@@ -91,6 +93,7 @@ struct display_sub {
 };
 
 static struct display		*display_list;
+static uint64_t			 display_gen_next;
 static struct display_sub	*display_subs;
 static int			 display_inited;
 static char			 display_rundir[PATH_MAX];
@@ -100,6 +103,7 @@ static int64_t			 display_def_depth = 24;
 static int64_t			 display_limit;
 static int64_t			 display_idle_ms;
 static const char		*display_xvfb = "Xvfb";
+static display_hook		 display_ready_hook, display_closing_hook;
 
 /* ---- settings ------------------------------------------------------------- */
 
@@ -411,10 +415,30 @@ display_write_auth(struct display *d)
 	return r;
 }
 
+void
+display_set_hooks(display_hook ready, display_hook closing)
+{
+	display_ready_hook = ready;
+	display_closing_hook = closing;
+}
+
+/* Viewers go first (G-5): run before the capture or the slot goes. */
+static void
+display_run_closing_hook(struct display *d)
+{
+	if (!d->hooked)
+		return;
+	d->hooked = 0;
+	if (display_closing_hook != NULL)
+		display_closing_hook(d);
+}
+
 static void
 display_free(struct display *d)
 {
 	struct display	**pp;
+
+	display_run_closing_hook(d);
 
 	for (pp = &display_list; *pp != NULL; pp = &(*pp)->next) {
 		if (*pp == d) {
@@ -451,6 +475,7 @@ display_kill_timeout(void *arg)
 static void
 display_teardown(struct display *d)
 {
+	display_run_closing_hook(d);
 	d->state = DISPLAY_CLOSING;
 	capture_free(d->cap);
 	d->cap = NULL;
@@ -562,6 +587,9 @@ display_ready(struct display *d)
 	d->used_ms = loop_now_ms();
 	log_info("display.ready", "bot=%s slot=%d pid=%d", d->bot, d->slot,
 	    (int)d->pid);
+	d->hooked = 1;
+	if (display_ready_hook != NULL)
+		display_ready_hook(d);
 	display_wake(d, 0, 0, NULL);
 }
 
@@ -809,6 +837,7 @@ display_op_open(struct control_conn *c, uint32_t id, json_t *args,
 	if ((r = display_make_room(detail, detaillen)) != 0)
 		return r;
 	d = xcalloc(1, sizeof *d);
+	d->gen = ++display_gen_next;
 	snprintf(d->bot, sizeof d->bot, "%s", bot);
 	d->width = tmp.width;
 	d->height = tmp.height;
@@ -929,6 +958,12 @@ const char *
 display_xauthority(const struct display *d)
 {
 	return d->authfile;
+}
+
+uint64_t
+display_generation(const struct display *d)
+{
+	return d->gen;
 }
 
 void

@@ -52,12 +52,21 @@ struct capture	*display_capture(struct display *d);
 int		 display_slot(const struct display *d);
 /* Path of the display's MIT-MAGIC-COOKIE-1 file (for XAUTHORITY). */
 const char	*display_xauthority(const struct display *d);
+/* Never reused: tells a display from a later one at the same address. */
+uint64_t	 display_generation(const struct display *d);
 /* A tool call used it now (idle time starts again). */
 void		 display_touch(struct display *d);
 /* A control capability or viewer holds it: never evicted while on. */
 void		 display_set_controlled(struct display *d, int on);
 /* Count of displays not being torn down. */
 unsigned	 display_count(void);
+/*
+ * Hooks (the screen gateway): ready runs once a display is READY; closing
+ * runs once when its teardown starts (or it died), before its capture is
+ * freed and before the slot can be reused, to disconnect its viewers.
+ */
+typedef void	(*display_hook)(struct display *d);
+void		 display_set_hooks(display_hook ready, display_hook closing);
 /* Stop every X server now (guestd exit; also run from atexit). */
 void		 display_shutdown(void);
 

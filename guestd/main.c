@@ -25,6 +25,7 @@
 
 #include <libwebsockets.h>
 
+#include "capability.h"
 #include "config.h"
 #include "control.h"
 #include "err.h"
@@ -32,6 +33,8 @@
 #include "log.h"
 #include "loop.h"
 #include "ops.h"
+#include "gateway.h"
+#include "rfb.h"
 #include "token.h"
 
 struct guestd_settings guestd;
@@ -47,6 +50,11 @@ static int64_t		 main_import_max_entries = 1000000;
 static uint64_t		 main_exec_max_output = 64ULL << 20;
 static int64_t		 main_exec_max_timeout_ms = 86400000;
 static int64_t		 main_exec_max_running = 64;
+static const char	*main_gateway;
+static const char	*main_gateway_pages;
+static const char	*main_debug_vnc;
+static int64_t		 main_debug_vnc_base = 5900;
+static int		 main_debug_vnc_control;
 
 static const struct config_opt main_opts[] = {
 	{ "listen", "GUESTD_LISTEN", CONFIG_STR, &main_listen, 0, 0,
@@ -76,6 +84,20 @@ static const struct config_opt main_opts[] = {
 	{ "exec-max-running", "GUESTD_EXEC_MAX_RUNNING", CONFIG_INT,
 	  &main_exec_max_running, 1, 100000,
 	  "commands running at once (default 64)" },
+	{ "gateway", "GUESTD_GATEWAY", CONFIG_STR, &main_gateway, 0, 0,
+	  "ADDR[:PORT] of the screen gateway (port 6080 if none; off unless "
+	  "given)" },
+	{ "gateway-pages", "GUESTD_GATEWAY_PAGES", CONFIG_STR,
+	  &main_gateway_pages, 0, 0,
+	  "directory of static files the gateway serves (embed.html, noVNC)" },
+	{ "debug-vnc", "GUESTD_DEBUG_VNC", CONFIG_STR, &main_debug_vnc, 0, 0,
+	  "loopback ADDR: each display's RFB on ADDR port 5900+slot" },
+	{ "debug-vnc-base", "GUESTD_DEBUG_VNC_BASE", CONFIG_INT,
+	  &main_debug_vnc_base, 1, 65535,
+	  "first debug VNC port (default 5900)" },
+	{ "debug-vnc-control", "GUESTD_DEBUG_VNC_CONTROL", CONFIG_BOOL,
+	  &main_debug_vnc_control, 0, 0,
+	  "debug VNC viewers may inject input (default view only)" },
 };
 #define MAIN_NOPTS (sizeof main_opts / sizeof main_opts[0])
 
@@ -282,6 +304,11 @@ main(int argc, char **argv)
 	if (config_parse_hostport(main_listen, host, sizeof host, &port) != 0)
 		main_die("--listen wants ADDR:PORT, got %s", main_listen);
 
+	/* G-16: never a debug port on anything but loopback. */
+	if (main_debug_vnc != NULL && rfb_set_debug(main_debug_vnc,
+	    (int)main_debug_vnc_base, main_debug_vnc_control) != 0)
+		main_die("--debug-vnc wants an IPv4 loopback address "
+		    "(127.0.0.1), got %s", main_debug_vnc);
 	main_read_secret(secret, sizeof secret);
 	readyfd = main_open_ready();
 	main_drop_privileges();
@@ -340,6 +367,20 @@ main(int argc, char **argv)
 	if ((vh = lws_create_vhost(ctx, &info)) == NULL)
 		main_die("cannot listen on %s", main_listen);
 	loop_init(ctx, vh);
+	capability_init();
+	if (main_gateway != NULL) {
+		char	gwhost[256];
+		int	gwport = 6080;
+
+		if (strchr(main_gateway, ':') == NULL)
+			snprintf(gwhost, sizeof gwhost, "%s", main_gateway);
+		else if (config_parse_hostport(main_gateway, gwhost,
+		    sizeof gwhost, &gwport) != 0)
+			main_die("--gateway wants ADDR[:PORT], got %s",
+			    main_gateway);
+		if (gateway_start(ctx, gwhost, gwport, main_gateway_pages) != 0)
+			main_die("cannot start the gateway on %s", main_gateway);
+	}
 	port = lws_get_vhost_listen_port(vh);
 	log_info("guestd.listening", "addr=%s port=%d workspace=%s user=%s",
 	    host, port, guestd.workspace, guestd.user);

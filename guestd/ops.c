@@ -10,11 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capability.h"
+#include "act.h"
 #include "control.h"
 #include "display.h"
 #include "err.h"
 #include "exec.h"
 #include "files.h"
+#include "gateway.h"
 #include "guestd.h"
 #include "json.h"
 #include "loop.h"
@@ -40,6 +43,9 @@ const struct control_op ops_table[] = {
 	{ "display.close",	display_op_close,	1 },
 	{ "display.list",	display_op_list,	0 },
 	{ "display.observe",	observe_op,		0 },
+	{ "display.act",	act_op,			1 },
+	{ "capability.grant",	capability_op_grant,	1 },
+	{ "capability.revoke",	capability_op_revoke,	1 },
 };
 const size_t ops_count = sizeof ops_table / sizeof ops_table[0];
 
@@ -84,6 +90,8 @@ ops_hello(struct control_conn *c, uint32_t id, json_t *args, char *detail,
 	    "exec_max_timeout_ms", (json_int_t)guestd.exec_max_timeout_ms);
 	if (res == NULL)
 		return ERR_NOMEM;
+	/* Screen URLs are built from it; 0: no gateway. */
+	json_object_set_new(res, "gateway_port", json_integer(gateway_port()));
 	control_hello_done(c);
 	return control_reply(c, id, res);
 }

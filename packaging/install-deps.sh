@@ -15,6 +15,7 @@ clang libclang-rt-14-dev llvm-14
 libwebsockets-dev libjansson-dev libcmocka-dev libarchive-dev libssl-dev
 libx11-dev libxext-dev libxdamage-dev libxfixes-dev libxtst-dev
 libturbojpeg0-dev libpng-dev xvfb x11-utils x11-apps
+libsqlite3-dev
 mandoc bash coreutils findutils diffutils grep sed procps psmisc
 util-linux passwd tar xz-utils gzip ca-certificates
 "

@@ -27,8 +27,13 @@ else
 	T_USER=$(id -un)
 fi
 
+T_KILL=""	# more pids for t_cleanup to stop (fixtures a test started)
+
 t_cleanup() {
 	rc=$?
+	for p in $T_KILL; do
+		kill "$p" 2>/dev/null
+	done
 	if [ -n "$GUESTD_PID" ] && kill -0 "$GUESTD_PID" 2>/dev/null; then
 		kill "$GUESTD_PID" 2>/dev/null
 		wait "$GUESTD_PID" 2>/dev/null

@@ -1,0 +1,22 @@
+/*
+ * Activity (SPEC G-30): one computer.command event per mutating tool call,
+ * its text redacted (X-5) before it is stored.  Read-only tools
+ * (read_file, list_files, observe) record nothing.
+ */
+#ifndef CONTROLLER_ACTIVITY_H
+#define CONTROLLER_ACTIVITY_H
+
+#include <jansson.h>
+
+#include "store.h"
+
+#define ACTIVITY_COMMAND	"computer.command"
+
+/* Record "fmt ..." (one line; redacted, newlines folded). */
+int	activity_command(struct store *s, const char *computer,
+	    const char *bot, const char *tool, int ok, const char *fmt, ...)
+	    __attribute__((format(printf, 6, 7)));
+/* {id, computer, bot, ts_ms, kind, tool, ok, text} (new reference). */
+json_t	*activity_json(const struct store_event *e);
+
+#endif

@@ -1,0 +1,942 @@
+/*
+ * The controller's HTTP/JSON API (api.h).  Each request opens its own
+ * store connection (requests run on worker threads; SQLite connections are
+ * not shared between them), checks the bearer token in constant time,
+ * routes by method and path, and answers JSON.  Bad input is refused
+ * before anything changes; every refusal carries a stable code (X-6).
+ */
+#include "autoconf.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "err.h"
+#include "json.h"
+#include "log.h"
+#include "redact.h"
+#include "token.h"
+#include "activity.h"
+#include "api.h"
+#include "lease.h"
+#include "run.h"
+#include "store.h"
+#include "tool.h"
+
+#define API_ERRLEN	512
+#define API_CALL_TTL_MS	(10 * 60 * 1000)
+
+/* One start at a time in this process: two never race into two guestds. */
+static pthread_mutex_t	 api_start_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Capabilities granted with a control lease, revoked at its release. */
+struct api_grant {
+	char		 lease[STORE_ID_MAX];
+	char		 token[128];
+	struct api_grant *next;
+};
+static pthread_mutex_t	 api_grant_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct api_grant	*api_grants;
+
+struct api_ctx {
+	struct api		*a;
+	const struct api_req	*q;
+	struct api_resp		*out;
+	struct store		*s;
+	json_t			*body;
+	char			 err[API_ERRLEN];
+};
+
+int
+api_status(int code)
+{
+	switch (code) {
+	case 0:
+		return 200;
+	case ERR_BAD_REQUEST: case ERR_BAD_JSON: case ERR_PATH_INVALID:
+	case ERR_PATH_OUTSIDE: case ERR_NAME_TOO_LONG: case ERR_INVALID_BOT:
+	case ERR_RANGE: case ERR_ACTION_INVALID: case ERR_COORDINATES:
+	case ERR_KEY_UNKNOWN: case ERR_NOT_DIR: case ERR_IS_DIR:
+	case ERR_NOT_REGULAR: case ERR_UNKNOWN_OP: case ERR_CONFIG:
+		return 400;
+	case ERR_UNAUTHORIZED:
+		return 401;
+	case ERR_PERMISSION:
+		return 403;
+	case ERR_NOT_FOUND: case ERR_UNKNOWN_TOOL:
+		return 404;
+	case ERR_METHOD:
+		return 405;
+	case ERR_EXISTS: case ERR_BUSY: case ERR_LEASE_HELD:
+	case ERR_STOP_THE_BOT_FIRST: case ERR_STALE_FENCE:
+	case ERR_LEASE_EXPIRED: case ERR_MULTI_SCREEN_UNAVAILABLE:
+	case ERR_UNCHANGED_REPEAT: case ERR_NO_DISPLAY: case ERR_NOT_EMPTY:
+		return 409;
+	case ERR_TOO_LARGE: case ERR_TAR_TOO_LARGE:
+		return 413;
+	case ERR_CONNECT: case ERR_PEER_GONE: case ERR_PROVIDER:
+	case ERR_PROTOCOL: case ERR_DISPLAY_FAILED:
+		return 502;
+	case ERR_COMPUTERS_DISABLED:
+		return 503;
+	default:
+		return 500;
+	}
+}
+
+static void
+api_reply(struct api_ctx *x, int status, json_t *j)
+{
+	x->out->status = status;
+	x->out->body = jsonx_dump(j, &x->out->len);
+	if (x->out->body == NULL)
+		fatal("api: cannot serialise a reply");
+	json_decref(j);
+}
+
+/*
+ * An error reply.  msg may be "CODE: sentence" (from guestd through
+ * gclient): the code is ours already, keep the sentence.
+ */
+static void
+api_error(struct api_ctx *x, int code, const char *msg)
+{
+	char		 red[API_ERRLEN];
+	const char	*s = msg;
+	size_t		 n;
+
+	if (code == 0)
+		code = ERR_INTERNAL;
+	if (s != NULL) {
+		n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+		if (n > 0 && strncmp(s + n, ": ", 2) == 0)
+			s += n + 2;
+	}
+	if (s == NULL || *s == '\0')
+		s = err_message(code);
+	redact_text(red, sizeof red, s);
+	api_reply(x, api_status(code), json_pack("{s:{s:s, s:s}}", "error",
+	    "code", err_name(code), "message", red));
+}
+
+/* Names: computers and bots are [A-Za-z0-9._-], 1..63, no leading dot. */
+static int
+api_name_ok(const char *s)
+{
+	size_t	 i;
+
+	if (s == NULL || s[0] == '\0' || s[0] == '.' || s[0] == '-')
+		return 0;
+	for (i = 0; s[i] != '\0'; i++)
+		if (i >= 63 || !(isalnum((unsigned char)s[i]) || s[i] == '.' ||
+		    s[i] == '_' || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+static int
+api_parse_body(struct api_ctx *x)
+{
+	int	 code;
+	char	 e[JSONX_ERRLEN];
+
+	if (x->q->too_large) {
+		api_error(x, ERR_TOO_LARGE, "The request body is over 1 MiB.");
+		return -1;
+	}
+	if (x->q->bodylen == 0) {
+		x->body = json_object();
+		return 0;
+	}
+	x->body = jsonx_parse(x->q->body, x->q->bodylen, API_MAX_BODY, 1,
+	    &code, e);
+	if (x->body == NULL) {
+		api_error(x, code, e);
+		return -1;
+	}
+	return 0;
+}
+
+/* A required name field of the body. */
+static int
+api_body_name(struct api_ctx *x, const char *key, const char **out)
+{
+	char	 e[JSONX_ERRLEN];
+	int	 r;
+
+	if ((r = jsonx_str(x->body, key, 63, out, e)) != 0) {
+		if (r == ERR_NOT_FOUND)
+			snprintf(e, sizeof e, "\"%s\" is required", key);
+		api_error(x, ERR_BAD_REQUEST, e);
+		return -1;
+	}
+	if (!api_name_ok(*out)) {
+		snprintf(e, sizeof e, "\"%s\" must be 1..63 of A-Z a-z 0-9 . _ -",
+		    key);
+		api_error(x, strcmp(key, "bot") == 0 ? ERR_INVALID_BOT :
+		    ERR_BAD_REQUEST, e);
+		return -1;
+	}
+	return 0;
+}
+
+static int64_t
+api_query_int(const char *query, const char *key, int64_t def)
+{
+	const char	*p = query;
+	size_t		 kl = strlen(key);
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, key, kl) == 0 && p[kl] == '=')
+			return strtoll(p + kl + 1, NULL, 10);
+		if ((p = strchr(p, '&')) != NULL)
+			p++;
+	}
+	return def;
+}
+
+static json_t *
+api_computer_json(const struct store_computer *c)
+{
+	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I}", "id", c->id,
+	    "provider", c->provider, "state", c->state, "created_ms",
+	    (json_int_t)c->created_ms, "updated_ms", (json_int_t)c->updated_ms,
+	    "last_used_ms", (json_int_t)c->last_used_ms);
+}
+
+static json_t *
+api_lease_json(const struct store_lease *l)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I}", "id", l->id,
+	    "computer", l->computer, "bot", l->bot, "kind", l->kind, "holder",
+	    l->holder, "fence", (json_int_t)l->fence, "expires_ms",
+	    (json_int_t)l->expires_ms);
+}
+
+/* ---- computers -------------------------------------------------------- */
+
+/* Make c run (C-6: on the first tool call).  Serialised per process. */
+static int
+api_ensure_running(struct api_ctx *x, struct store_computer *c)
+{
+	int	 r = 0;
+
+	pthread_mutex_lock(&api_start_mu);
+	/* Re-read: another request may have started it meanwhile. */
+	if ((r = store_computer_get(x->s, c->id, c)) != 0)
+		goto out;
+	if (provider_alive(x->a->prov, c) == 1)
+		goto out;
+	if (strcmp(c->state, "running") == 0)
+		(void)run_ended(x->s, c->id, RUN_GONE);
+	if ((r = provider_start(x->a->prov, c, x->err, sizeof x->err)) != 0)
+		goto out;
+	snprintf(c->state, sizeof c->state, "running");
+	c->updated_ms = c->last_used_ms = store_now_ms();
+	if ((r = store_computer_update(x->s, c)) != 0 ||
+	    (r = run_started(x->s, c->id)) != 0)
+		goto out;
+	log_info("computer.started", "computer=%s provider=%s", c->id,
+	    c->provider);
+out:
+	pthread_mutex_unlock(&api_start_mu);
+	return r;
+}
+
+static int
+api_computer_find(struct api_ctx *x, const char *id,
+    struct store_computer *c)
+{
+	int	 r;
+
+	if (!api_name_ok(id)) {
+		api_error(x, ERR_NOT_FOUND, "No such computer.");
+		return -1;
+	}
+	if ((r = store_computer_get(x->s, id, c)) != 0) {
+		api_error(x, r, r == ERR_NOT_FOUND ? "No such computer." :
+		    NULL);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+api_computer_create(struct api_ctx *x)
+{
+	struct store_computer	 c;
+	const char		*id;
+	char			 gen[TOKEN_STRLEN + 1];
+	int			 r, start = 0;
+
+	if (api_parse_body(x) != 0)
+		return;
+	if (json_object_get(x->body, "id") == NULL) {
+		if (token_new(gen, sizeof gen) != 0) {
+			api_error(x, ERR_INTERNAL, NULL);
+			return;
+		}
+		/* Names start with a letter or digit. */
+		gen[0] = 'c';
+		gen[12] = '\0';
+		for (r = 0; gen[r] != '\0'; r++)
+			if (gen[r] == '-')
+				gen[r] = 'x';
+		id = gen;
+	} else if (api_body_name(x, "id", &id) != 0)
+		return;
+	if (json_is_true(json_object_get(x->body, "start")))
+		start = 1;
+	if (strcmp(provider_name(x->a->prov), "none") == 0) {
+		api_error(x, ERR_COMPUTERS_DISABLED, NULL);
+		return;
+	}
+	memset(&c, 0, sizeof c);
+	snprintf(c.id, sizeof c.id, "%s", id);
+	snprintf(c.provider, sizeof c.provider, "%s",
+	    provider_name(x->a->prov));
+	snprintf(c.state, sizeof c.state, "stopped");
+	snprintf(c.ref, sizeof c.ref, "{}");
+	c.created_ms = c.updated_ms = c.last_used_ms = store_now_ms();
+	if ((r = store_computer_create(x->s, &c)) != 0) {
+		api_error(x, r, r == ERR_EXISTS ? "A computer with this id "
+		    "exists." : NULL);
+		return;
+	}
+	if (start && (r = api_ensure_running(x, &c)) != 0) {
+		api_error(x, r, x->err);
+		return;
+	}
+	api_reply(x, 201, api_computer_json(&c));
+}
+
+static void
+api_computer_list(struct api_ctx *x)
+{
+	struct store_computer	*cs;
+	size_t			 n, i;
+	json_t			*arr;
+	int			 r;
+
+	if ((r = store_computer_list(x->s, &cs, &n)) != 0) {
+		api_error(x, r, NULL);
+		return;
+	}
+	arr = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, api_computer_json(&cs[i]));
+	free(cs);
+	api_reply(x, 200, json_pack("{s:o}", "computers", arr));
+}
+
+static void
+api_computer_show(struct api_ctx *x, const char *id)
+{
+	struct store_computer	 c;
+	struct store_run	 u;
+	json_t			*j;
+
+	if (api_computer_find(x, id, &c) != 0)
+		return;
+	j = api_computer_json(&c);
+	if (store_run_current(x->s, id, &u) == 0)
+		json_object_set_new(j, "run", json_pack("{s:I, s:I}", "id",
+		    (json_int_t)u.id, "started_ms", (json_int_t)u.started_ms));
+	api_reply(x, 200, j);
+}
+
+/* Stop (or destroy) c, closing its run with reason. */
+static int
+api_computer_halt(struct api_ctx *x, struct store_computer *c,
+    const char *reason, int destroy)
+{
+	int	 r;
+
+	r = destroy ? provider_destroy(x->a->prov, c) :
+	    provider_stop(x->a->prov, c);
+	if (r != 0)
+		return r;
+	if ((r = run_ended(x->s, c->id, reason)) != 0)
+		return r;
+	if (destroy)
+		return store_computer_delete(x->s, c->id);
+	snprintf(c->state, sizeof c->state, "stopped");
+	c->updated_ms = store_now_ms();
+	if ((r = store_computer_update(x->s, c)) != 0)
+		return r;
+	return store_lease_delete_computer(x->s, c->id);
+}
+
+static void
+api_computer_stop_delete(struct api_ctx *x, const char *id, int destroy)
+{
+	struct store_computer	 c;
+	int64_t			 live;
+	int			 r;
+
+	if (api_computer_find(x, id, &c) != 0)
+		return;
+	if ((r = store_lease_count_live(x->s, id, store_now_ms(),
+	    &live)) != 0) {
+		api_error(x, r, NULL);
+		return;
+	}
+	if (live > 0 && !json_is_true(json_object_get(x->body, "force"))) {
+		api_error(x, ERR_LEASE_HELD, "A bot or user holds a lease on "
+		    "this computer; release it or pass force.");
+		return;
+	}
+	if ((r = api_computer_halt(x, &c, destroy ? RUN_DELETED : RUN_STOPPED,
+	    destroy)) != 0) {
+		api_error(x, r, NULL);
+		return;
+	}
+	if (destroy)
+		api_reply(x, 200, json_pack("{s:s, s:b}", "id", id, "deleted",
+		    1));
+	else
+		api_reply(x, 200, api_computer_json(&c));
+}
+
+static void
+api_computer_start(struct api_ctx *x, const char *id)
+{
+	struct store_computer	 c;
+	int			 r;
+
+	if (api_computer_find(x, id, &c) != 0)
+		return;
+	if ((r = api_ensure_running(x, &c)) != 0) {
+		api_error(x, r, x->err);
+		return;
+	}
+	api_reply(x, 200, api_computer_json(&c));
+}
+
+static void
+api_activity(struct api_ctx *x, const char *id)
+{
+	struct store_computer	 c;
+	struct store_event	*ev;
+	size_t			 n, i;
+	int64_t			 after, limit;
+	json_t			*arr;
+	int			 r;
+
+	if (api_computer_find(x, id, &c) != 0)
+		return;
+	after = api_query_int(x->q->query, "after", 0);
+	limit = api_query_int(x->q->query, "limit", 100);
+	if (limit < 1 || limit > 1000)
+		limit = 100;
+	if ((r = store_event_list(x->s, id, after, (size_t)limit, &ev,
+	    &n)) != 0) {
+		api_error(x, r, NULL);
+		return;
+	}
+	arr = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, activity_json(&ev[i]));
+	api_reply(x, 200, json_pack("{s:o, s:I}", "events", arr, "next",
+	    (json_int_t)(n > 0 ? ev[n - 1].id : after)));
+	free(ev);
+}
+
+static void
+api_runs(struct api_ctx *x, const char *id)
+{
+	struct store_computer	 c;
+	struct store_run	*u;
+	size_t			 n, i;
+	json_t			*arr;
+	int			 r;
+
+	if (api_computer_find(x, id, &c) != 0)
+		return;
+	if ((r = store_run_list(x->s, id, &u, &n)) != 0) {
+		api_error(x, r, NULL);
+		return;
+	}
+	arr = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, json_pack("{s:I, s:I, s:I, s:s?}",
+		    "id", (json_int_t)u[i].id, "started_ms",
+		    (json_int_t)u[i].started_ms, "ended_ms",
+		    (json_int_t)u[i].ended_ms, "endReason",
+		    u[i].ended_ms != 0 ? u[i].end_reason : NULL));
+	free(u);
+	api_reply(x, 200, json_pack("{s:o}", "runs", arr));
+}
+
+/* ---- tools ------------------------------------------------------------ */
+
+static void
+api_tool(struct api_ctx *x, const char *name)
+{
+	const struct tool_entry	*te;
+	struct store_computer	 c;
+	struct store_lease	 l;
+	struct tool_ctx		 t;
+	const char		*cid, *bot, *lease = NULL;
+	char			 holder[STORE_ID_MAX], e[JSONX_ERRLEN];
+	json_t			*res = NULL;
+	int			 r, ephemeral = 0;
+
+	if ((te = tool_find(name)) == NULL) {
+		api_error(x, ERR_UNKNOWN_TOOL, NULL);
+		return;
+	}
+	if (api_parse_body(x) != 0 || api_body_name(x, "computer", &cid) != 0 ||
+	    api_body_name(x, "bot", &bot) != 0)
+		return;
+	if ((r = jsonx_str(x->body, "lease", STORE_ID_MAX - 1, &lease,
+	    e)) != 0 && r != ERR_NOT_FOUND) {
+		api_error(x, r, e);
+		return;
+	}
+	if (api_computer_find(x, cid, &c) != 0)
+		return;
+	memset(&t, 0, sizeof t);
+	if (te->flags & TOOL_LEASE) {
+		if (lease != NULL)
+			r = lease_check(x->s, lease, cid, bot, &l);
+		else {
+			/* A call without a lease drives only a free bot. */
+			snprintf(holder, sizeof holder, "call-");
+			if ((r = token_new(holder + 5, sizeof holder - 5)) == 0)
+				r = lease_acquire(x->s, cid, bot, holder,
+				    API_CALL_TTL_MS, 0, &l);
+			ephemeral = r == 0;
+		}
+		if (r != 0) {
+			api_error(x, r, NULL);
+			return;
+		}
+		t.fence = l.fence;
+		t.holder = l.holder;
+	}
+	if (!(te->flags & TOOL_NOSTART) &&
+	    (r = api_ensure_running(x, &c)) != 0) {
+		api_error(x, r, x->err);
+		goto out;
+	}
+	(void)store_computer_touch(x->s, cid, store_now_ms());
+	t.store = x->s;
+	t.prov = x->a->prov;
+	t.computer = &c;
+	t.bot = bot;
+	t.args = x->body;
+	x->err[0] = '\0';
+	r = te->fn(&t, &res, x->err, sizeof x->err);
+	if ((te->flags & TOOL_RECORD) && t.summary[0] != '\0')
+		(void)activity_command(x->s, cid, bot, te->name, r == 0, "%s",
+		    t.summary);
+	if (r != 0)
+		api_error(x, r, x->err);
+	else
+		api_reply(x, 200, res != NULL ? res : json_object());
+out:
+	if (ephemeral)
+		(void)lease_release(x->s, l.id);
+}
+
+/* ---- leases and control --------------------------------------------- */
+
+static int
+api_body_ttl(struct api_ctx *x, int64_t *ttl)
+{
+	char	 e[JSONX_ERRLEN];
+	int	 r;
+
+	*ttl = LEASE_TTL_DEFAULT_MS;
+	r = jsonx_int(x->body, "ttl_ms", 1000, LEASE_TTL_MAX_MS, ttl, e);
+	if (r != 0 && r != ERR_NOT_FOUND) {
+		api_error(x, r, e);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+api_lease_acquire(struct api_ctx *x)
+{
+	struct store_computer	 c;
+	struct store_lease	 l;
+	const char		*cid, *bot, *holder;
+	int64_t			 ttl;
+	int			 r;
+
+	if (api_parse_body(x) != 0 || api_body_name(x, "computer", &cid) != 0 ||
+	    api_body_name(x, "bot", &bot) != 0 ||
+	    api_body_name(x, "holder", &holder) != 0 ||
+	    api_body_ttl(x, &ttl) != 0 || api_computer_find(x, cid, &c) != 0)
+		return;
+	if ((r = lease_acquire(x->s, cid, bot, holder, ttl, LEASE_F_RUN,
+	    &l)) != 0) {
+		api_error(x, r, NULL);
+		return;
+	}
+	api_reply(x, 201, api_lease_json(&l));
+}
+
+static void
+api_lease_heartbeat(struct api_ctx *x, const char *id)
+{
+	struct store_lease	 l;
+	int64_t			 ttl;
+	int			 r;
+
+	if (api_parse_body(x) != 0 || api_body_ttl(x, &ttl) != 0)
+		return;
+	if ((r = lease_heartbeat(x->s, id, ttl, &l)) != 0) {
+		api_error(x, r, NULL);
+		return;
+	}
+	api_reply(x, 200, api_lease_json(&l));
+}
+
+static void
+api_grant_remember(const char *lease, const char *token)
+{
+	struct api_grant	*g;
+
+	g = xcalloc(1, sizeof *g);
+	snprintf(g->lease, sizeof g->lease, "%s", lease);
+	snprintf(g->token, sizeof g->token, "%s", token);
+	pthread_mutex_lock(&api_grant_mu);
+	g->next = api_grants;
+	api_grants = g;
+	pthread_mutex_unlock(&api_grant_mu);
+}
+
+/* Revoke every capability granted under lease (G-20: at once). */
+static void
+api_grant_revoke(struct api_ctx *x, const struct store_lease *l)
+{
+	struct api_grant	**pp, *g, *mine = NULL;
+	struct store_computer	 c;
+	json_t			*res;
+	char			 e[256];
+
+	pthread_mutex_lock(&api_grant_mu);
+	for (pp = &api_grants; (g = *pp) != NULL;) {
+		if (strcmp(g->lease, l->id) == 0) {
+			*pp = g->next;
+			g->next = mine;
+			mine = g;
+		} else
+			pp = &g->next;
+	}
+	pthread_mutex_unlock(&api_grant_mu);
+	if (store_computer_get(x->s, l->computer, &c) != 0)
+		c.id[0] = '\0';
+	while ((g = mine) != NULL) {
+		mine = g->next;
+		res = NULL;
+		if (c.id[0] != '\0' && provider_call(x->a->prov, &c,
+		    "capability.revoke", json_pack("{s:s, s:s, s:I}", "token",
+		    g->token, "bot", l->bot, "fence", (json_int_t)l->fence),
+		    NULL, 0, &res, NULL, NULL, e, sizeof e) != 0)
+			log_warn("control.revoke_failed", "computer=%s bot=%s",
+			    l->computer, l->bot);
+		json_decref(res);
+		token_wipe(g->token, sizeof g->token);
+		free(g);
+	}
+}
+
+int	screen_url_grant(struct tool_ctx *t, const char *policy,
+	    int64_t ttl, json_t **result, char *err, size_t errlen);
+
+static void
+api_control_take(struct api_ctx *x, const char *id)
+{
+	struct store_computer	 c;
+	struct store_lease	 l;
+	struct tool_ctx		 t;
+	const char		*bot, *holder = "user", *tok;
+	json_t			*j, *screen = NULL;
+	int64_t			 ttl;
+	int			 r;
+
+	if (api_parse_body(x) != 0 || api_body_name(x, "bot", &bot) != 0 ||
+	    api_body_ttl(x, &ttl) != 0 || api_computer_find(x, id, &c) != 0)
+		return;
+	if (json_object_get(x->body, "holder") != NULL &&
+	    api_body_name(x, "holder", &holder) != 0)
+		return;
+	if ((r = lease_acquire_control(x->s, id, bot, holder, ttl,
+	    &l)) != 0) {
+		api_error(x, r, NULL);
+		return;
+	}
+	if ((r = api_ensure_running(x, &c)) != 0) {
+		(void)lease_release(x->s, l.id);
+		api_error(x, r, x->err);
+		return;
+	}
+	memset(&t, 0, sizeof t);
+	t.store = x->s;
+	t.prov = x->a->prov;
+	t.computer = &c;
+	t.bot = bot;
+	t.fence = l.fence;
+	j = api_lease_json(&l);
+	if ((r = screen_url_grant(&t, "control", 0, &screen, x->err,
+	    sizeof x->err)) != 0) {
+		/* Without a screen there is no control to hand over. */
+		(void)lease_release(x->s, l.id);
+		json_decref(j);
+		api_error(x, r, x->err);
+		return;
+	}
+	if ((tok = json_string_value(json_object_get(screen, "token"))) !=
+	    NULL) {
+		api_grant_remember(l.id, tok);
+		json_object_set_new(j, "terminal_path", json_sprintf("/term/%s",
+		    tok));
+	}
+	json_object_set_new(j, "screen", screen);
+	api_reply(x, 201, j);
+}
+
+static void
+api_lease_release(struct api_ctx *x, const char *id, const char *computer)
+{
+	struct store_lease	 l;
+	int			 r;
+
+	if ((r = store_lease_get(x->s, id, &l)) != 0 ||
+	    (computer != NULL && strcmp(l.computer, computer) != 0)) {
+		api_error(x, r == 0 || r == ERR_NOT_FOUND ? ERR_LEASE_EXPIRED :
+		    r, NULL);
+		return;
+	}
+	api_grant_revoke(x, &l);
+	if ((r = lease_release(x->s, id)) != 0) {
+		api_error(x, r, NULL);
+		return;
+	}
+	api_reply(x, 200, json_pack("{s:s, s:b}", "id", id, "released", 1));
+}
+
+/* ---- routing ---------------------------------------------------------- */
+
+static void
+api_health(struct api_ctx *x)
+{
+	int64_t	 v = 0;
+	int	 r;
+
+	r = store_schema_version(x->s, &v);
+	api_reply(x, r == 0 ? 200 : 503, json_pack("{s:s, s:s, s:{s:s, s:s, "
+	    "s:I}}", "sandbox", provider_name(x->a->prov), "state",
+	    r == 0 ? "ok" : "degraded", "store", "backend",
+	    store_backend(x->s), "state", r == 0 ? "ok" : "failed", "schema",
+	    (json_int_t)v));
+}
+
+static int
+api_authorized(struct api_ctx *x)
+{
+	const char	*h = x->q->auth;
+
+	if (strncasecmp(h, "Bearer ", 7) != 0)
+		return 0;
+	h += 7;
+	return token_equal(h, strlen(h), x->a->token, strlen(x->a->token));
+}
+
+/* Split "/v1/computers/ID/activity" into at most 5 segments. */
+static size_t
+api_split(char *path, char **seg, size_t max)
+{
+	size_t	 n = 0;
+	char	*p = path, *s;
+
+	while (*p == '/')
+		p++;
+	while (*p != '\0' && n < max) {
+		seg[n++] = p;
+		if ((s = strchr(p, '/')) == NULL)
+			break;
+		*s = '\0';
+		p = s + 1;
+	}
+	if (*p != '\0' && n == max && strchr(p, '/') != NULL)
+		return max + 1;
+	return n;
+}
+
+static int
+api_is(const struct api_req *q, const char *m)
+{
+	return strcmp(q->method, m) == 0;
+}
+
+static void
+api_route(struct api_ctx *x, char **seg, size_t n)
+{
+	const struct api_req	*q = x->q;
+
+	if (n == 2 && strcmp(seg[1], "tools") == 0 && api_is(q, "GET"))
+		{ api_reply(x, 200, tool_list_json()); return; }
+	if (n == 3 && strcmp(seg[1], "tools") == 0 && api_is(q, "POST"))
+		{ api_tool(x, seg[2]); return; }
+	if (n >= 2 && strcmp(seg[1], "computers") == 0) {
+		if (n == 2 && api_is(q, "GET"))
+			{ api_computer_list(x); return; }
+		if (n == 2 && api_is(q, "POST"))
+			{ api_computer_create(x); return; }
+		if (n == 3 && api_is(q, "GET"))
+			{ api_computer_show(x, seg[2]); return; }
+		if (n == 3 && api_is(q, "DELETE")) {
+			if (api_parse_body(x) != 0)
+				return;
+			{ api_computer_stop_delete(x, seg[2], 1); return; }
+		}
+		if (n == 4 && api_is(q, "POST") && strcmp(seg[3], "stop") == 0) {
+			if (api_parse_body(x) != 0)
+				return;
+			{ api_computer_stop_delete(x, seg[2], 0); return; }
+		}
+		if (n == 4 && api_is(q, "POST") && strcmp(seg[3], "start") == 0)
+			{ api_computer_start(x, seg[2]); return; }
+		if (n == 4 && api_is(q, "GET") &&
+		    strcmp(seg[3], "activity") == 0)
+			{ api_activity(x, seg[2]); return; }
+		if (n == 4 && api_is(q, "GET") && strcmp(seg[3], "runs") == 0)
+			{ api_runs(x, seg[2]); return; }
+		if (n == 4 && api_is(q, "POST") &&
+		    strcmp(seg[3], "control") == 0)
+			{ api_control_take(x, seg[2]); return; }
+		if (n == 5 && api_is(q, "DELETE") &&
+		    strcmp(seg[3], "control") == 0)
+			{ api_lease_release(x, seg[4], seg[2]); return; }
+	}
+	if (n >= 2 && strcmp(seg[1], "leases") == 0) {
+		if (n == 2 && api_is(q, "POST"))
+			{ api_lease_acquire(x); return; }
+		if (n == 4 && api_is(q, "POST") &&
+		    strcmp(seg[3], "heartbeat") == 0)
+			{ api_lease_heartbeat(x, seg[2]); return; }
+		if (n == 3 && api_is(q, "DELETE"))
+			{ api_lease_release(x, seg[2], NULL); return; }
+	}
+	api_error(x, ERR_NOT_FOUND, "No such API path.");
+}
+
+void
+api_handle(struct api *a, const struct api_req *q, struct api_resp *out)
+{
+	struct api_ctx	 x;
+	char		*path, *seg[6];
+	size_t		 n;
+	int		 r;
+
+	memset(&x, 0, sizeof x);
+	memset(out, 0, sizeof *out);
+	x.a = a;
+	x.q = q;
+	x.out = out;
+	path = xstrdup(q->path);
+	n = api_split(path, seg, 5);
+	if ((r = store_open(&x.s, a->store_url, x.err, sizeof x.err)) != 0) {
+		api_error(&x, ERR_STORE, x.err);
+		goto out;
+	}
+	if (n == 2 && strcmp(seg[0], "internal") == 0 &&
+	    strcmp(seg[1], "health") == 0 && api_is(q, "GET")) {
+		api_health(&x);
+		goto out;
+	}
+	if (!api_authorized(&x)) {
+		api_error(&x, ERR_UNAUTHORIZED, NULL);
+		goto out;
+	}
+	if (n < 2 || n > 5 || strcmp(seg[0], "v1") != 0) {
+		api_error(&x, ERR_NOT_FOUND, "No such API path.");
+		goto out;
+	}
+	api_route(&x, seg, n);
+out:
+	if (out->body == NULL)
+		api_error(&x, ERR_INTERNAL, NULL);
+	json_decref(x.body);
+	store_free(x.s);
+	free(path);
+}
+
+/* ---- periodic jobs ---------------------------------------------------- */
+
+static int
+api_alive_cb(const struct store_computer *c, void *arg)
+{
+	struct api	*a = arg;
+
+	if (strcmp(c->provider, provider_name(a->prov)) != 0)
+		return -1;	/* another provider's computer: leave it */
+	return provider_alive(a->prov, c);
+}
+
+int
+api_reconcile(struct api *a, int *changed)
+{
+	struct store	*s;
+	char		 err[API_ERRLEN];
+	int		 r;
+
+	*changed = 0;
+	if ((r = store_open(&s, a->store_url, err, sizeof err)) != 0)
+		return r;
+	r = run_reconcile(s, api_alive_cb, a, changed);
+	store_free(s);
+	return r;
+}
+
+int
+api_idle_sweep(struct api *a, int *stopped)
+{
+	struct store_computer	*cs = NULL;
+	struct api_ctx		 x;
+	struct api_resp		 dummy;
+	char			 err[API_ERRLEN];
+	int64_t			 now, live;
+	size_t			 n, i;
+	int			 r;
+
+	*stopped = 0;
+	if (a->idle_ms <= 0)
+		return 0;
+	memset(&x, 0, sizeof x);
+	memset(&dummy, 0, sizeof dummy);
+	x.a = a;
+	x.out = &dummy;
+	if ((r = store_open(&x.s, a->store_url, err, sizeof err)) != 0)
+		return r;
+	if ((r = store_computer_list(x.s, &cs, &n)) != 0)
+		goto out;
+	now = store_now_ms();
+	for (i = 0; i < n; i++) {
+		if (strcmp(cs[i].state, "running") != 0 ||
+		    strcmp(cs[i].provider, provider_name(a->prov)) != 0 ||
+		    now - cs[i].last_used_ms < a->idle_ms)
+			continue;
+		/* Leases include a user's control of the screen. */
+		if (store_lease_count_live(x.s, cs[i].id, now, &live) != 0 ||
+		    live > 0)
+			continue;
+		if (api_computer_halt(&x, &cs[i], RUN_IDLE, 0) == 0) {
+			(*stopped)++;
+			log_info("computer.idle_stop", "computer=%s",
+			    cs[i].id);
+		}
+	}
+out:
+	free(cs);
+	store_free(x.s);
+	return r;
+}

@@ -1,0 +1,63 @@
+/*
+ * The HTTP/JSON API of rakazoctl serve (SPEC C-1, C-4), independent of the
+ * HTTP server: serve.c hands each complete request here (from a worker
+ * thread) and writes back what comes out.  Routes:
+ *
+ *   GET    /internal/health                   (no auth)
+ *   GET    /v1/tools
+ *   POST   /v1/tools/{tool}                   {computer, bot, lease?, ...}
+ *   GET    /v1/computers                      POST /v1/computers {id?}
+ *   GET    /v1/computers/{id}                 DELETE /v1/computers/{id}
+ *   POST   /v1/computers/{id}/start|stop
+ *   GET    /v1/computers/{id}/activity?after=N&limit=M
+ *   GET    /v1/computers/{id}/runs
+ *   POST   /v1/computers/{id}/control         {bot, holder?, ttl_ms?}
+ *   DELETE /v1/computers/{id}/control/{lease}
+ *   POST   /v1/leases                         {computer, bot, holder, ttl_ms?}
+ *   POST   /v1/leases/{id}/heartbeat          {ttl_ms?}
+ *   DELETE /v1/leases/{id}
+ *
+ * Errors are 4xx/5xx with {"error":{"code","message"}} and a stable code.
+ */
+#ifndef CONTROLLER_API_H
+#define CONTROLLER_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "provider.h"
+
+#define API_MAX_BODY	(1024 * 1024)
+
+struct api {
+	const char	*store_url;	/* DATA_DIR or sqlite:PATH */
+	struct provider	*prov;
+	const char	*token;		/* bearer token */
+	int64_t		 idle_ms;	/* SANDBOX_IDLE_MS; 0 = never */
+};
+
+struct api_req {
+	const char	*method;	/* GET POST DELETE PUT */
+	const char	*path;
+	const char	*query;		/* "a=1&b=2" or "" */
+	const char	*auth;		/* Authorization header or "" */
+	const char	*body;
+	size_t		 bodylen;
+	int		 too_large;	/* the body passed API_MAX_BODY */
+};
+
+struct api_resp {
+	int	 status;
+	char	*body;			/* malloc'd JSON */
+	size_t	 len;
+};
+
+void	api_handle(struct api *a, const struct api_req *q,
+	    struct api_resp *out);
+/* Reconciler (C-7) and idle stop (C-6); run periodically by serve. */
+int	api_reconcile(struct api *a, int *changed);
+int	api_idle_sweep(struct api *a, int *stopped);
+/* HTTP status for an ERR_* code. */
+int	api_status(int code);
+
+#endif

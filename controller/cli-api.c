@@ -1,0 +1,191 @@
+/*
+ * Shared plumbing of the API verbs (cli-api.h).
+ */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "json.h"
+#include "log.h"
+#include "token.h"
+#include "cli.h"
+#include "cli-api.h"
+#include "http-client.h"
+
+static const char *
+cliapi_env(const char *name, const char *def)
+{
+	const char	*v = getenv(name);
+
+	return v != NULL && *v != '\0' ? v : def;
+}
+
+int
+cliapi_parse(struct cliapi *o, int argc, char **argv)
+{
+	static const char *const with_arg[] = { "--url", "--token-file",
+	    "--computer", "--bot", "--lease", NULL };
+	const char	**dst[] = { &o->url, &o->token_file, &o->computer,
+	    &o->bot, &o->lease };
+	int		 i, k, dashdash = 0;
+
+	memset(o, 0, sizeof *o);
+	o->url = cliapi_env("RAKAZO_URL", "http://127.0.0.1:8420");
+	o->token_file = cliapi_env("RAKAZO_API_TOKEN_FILE", NULL);
+	o->computer = cliapi_env("RAKAZO_COMPUTER", "team");
+	o->bot = cliapi_env("RAKAZO_BOT", NULL);
+	o->pos = xcalloc((size_t)argc + 1, sizeof *o->pos);
+	for (i = 1; i < argc; i++) {
+		if (dashdash || argv[i][0] != '-' || strcmp(argv[i], "-") == 0) {
+			o->pos[o->npos++] = argv[i];
+			continue;
+		}
+		if (strcmp(argv[i], "--") == 0) {
+			dashdash = 1;
+			continue;
+		}
+		for (k = 0; with_arg[k] != NULL; k++)
+			if (strcmp(argv[i], with_arg[k]) == 0)
+				break;
+		if (with_arg[k] != NULL) {
+			if (i + 1 >= argc) {
+				cli_error("%s needs a value", argv[i]);
+				return CLI_EXIT_USAGE;
+			}
+			*dst[k] = argv[++i];
+		} else if (strcmp(argv[i], "--json") == 0)
+			o->json = 1;
+		else if (strcmp(argv[i], "--follow") == 0 ||
+		    strcmp(argv[i], "-f") == 0)
+			o->follow = 1;
+		else if (strcmp(argv[i], "--control") == 0)
+			o->control = 1;
+		else if (strcmp(argv[i], "--force") == 0)
+			o->force = 1;
+		else if (strcmp(argv[i], "--start") == 0)
+			o->start = 1;
+		else {
+			cli_error("unknown option %s", argv[i]);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	return CLI_EXIT_OK;
+}
+
+static int
+cliapi_token(struct cliapi *o)
+{
+	const char	*env;
+
+	if (o->token[0] != '\0')
+		return 0;
+	if (o->token_file != NULL)
+		return token_read_file(o->token_file, o->token,
+		    sizeof o->token, 1);
+	if ((env = getenv("RAKAZO_API_TOKEN")) != NULL && *env != '\0' &&
+	    strlen(env) < sizeof o->token) {
+		snprintf(o->token, sizeof o->token, "%s", env);
+		return 0;
+	}
+	return ERR_UNAUTHORIZED;
+}
+
+int
+cliapi_call(struct cliapi *o, const char *method, const char *path,
+    json_t *body, json_t **reply)
+{
+	struct http_client_resp	 resp;
+	char			 err[512], *s = NULL;
+	size_t			 len = 0;
+	json_t			*j = NULL, *e;
+	const char		*code, *msg;
+	int			 r, status = CLI_EXIT_ERROR;
+
+	if (reply != NULL)
+		*reply = NULL;
+	if (strncmp(path, "/internal/", 10) != 0 && cliapi_token(o) != 0) {
+		json_decref(body);
+		cli_error("UNAUTHORIZED: no API token: give --token-file F or "
+		    "set RAKAZO_API_TOKEN");
+		return CLI_EXIT_CONNECT;
+	}
+	if (body != NULL && (s = jsonx_dump(body, &len)) == NULL)
+		fatal("cannot serialise a request");
+	json_decref(body);
+	r = http_client_request(o->url, method, path, o->token[0] != '\0' ?
+	    o->token : NULL, s, len, &resp, err, sizeof err);
+	free(s);
+	if (r != 0) {
+		cli_error("%s: %s", err_name(r), err);
+		return r == ERR_CONNECT || r == ERR_CONFIG ? CLI_EXIT_CONNECT :
+		    CLI_EXIT_ERROR;
+	}
+	j = json_loadb(resp.body, resp.len, 0, NULL);
+	if (resp.status >= 200 && resp.status < 300 && j != NULL) {
+		if (reply != NULL) {
+			*reply = j;
+			j = NULL;
+		}
+		status = CLI_EXIT_OK;
+		goto out;
+	}
+	e = json_object_get(j, "error");
+	code = json_string_value(json_object_get(e, "code"));
+	msg = json_string_value(json_object_get(e, "message"));
+	if (code == NULL) {
+		cli_error("PROTOCOL_ERROR: HTTP %d from the controller",
+		    resp.status);
+		goto out;
+	}
+	if (o->json && j != NULL) {
+		s = json_dumps(j, JSON_COMPACT);
+		fprintf(stderr, "%s\n", s != NULL ? s : "");
+		free(s);
+	} else
+		cli_error("%s: %s", code, msg != NULL ? msg : "");
+	if (strcmp(code, "UNAUTHORIZED") == 0)
+		status = CLI_EXIT_CONNECT;
+out:
+	json_decref(j);
+	http_client_resp_free(&resp);
+	return status;
+}
+
+int
+cliapi_tool(struct cliapi *o, const char *tool, json_t *args,
+    json_t **reply)
+{
+	char	 path[128];
+
+	if (o->bot == NULL) {
+		json_decref(args);
+		cli_error("give --bot NAME (or RAKAZO_BOT)");
+		return CLI_EXIT_USAGE;
+	}
+	json_object_set_new(args, "computer", json_string(o->computer));
+	json_object_set_new(args, "bot", json_string(o->bot));
+	if (o->lease != NULL)
+		json_object_set_new(args, "lease", json_string(o->lease));
+	snprintf(path, sizeof path, "/v1/tools/%s", tool);
+	return cliapi_call(o, "POST", path, args, reply);
+}
+
+void
+cliapi_print_json(json_t *j)
+{
+	char	*s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+	printf("%s\n", s != NULL ? s : "null");
+	free(s);
+}
+
+void
+cliapi_free(struct cliapi *o)
+{
+	token_wipe(o->token, sizeof o->token);
+	free(o->pos);
+	o->pos = NULL;
+}

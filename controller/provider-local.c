@@ -1,0 +1,576 @@
+/*
+ * SANDBOX_PROVIDER=local (P-2): each computer is a guestd child process on
+ * this host, its workspace under DATA_DIR/computers/<id>/home, a fresh
+ * control secret (mode 0600) per start, and a loopback port guestd picks
+ * itself (--listen 127.0.0.1:0) and reports through --ready-file.  As root
+ * guestd must become an unprivileged user (X-4): --user RAKAZO_GUEST_USER
+ * (default nobody), and the home is chowned to it.
+ *
+ * guestd is started in its own session so it outlives a controller restart;
+ * the computer row's ref keeps {pid, port, secret_file, home} and a new
+ * controller reconnects to it.  Connections to guestd are cached per
+ * computer; one request at a time per computer (the mutex), many computers
+ * in parallel.
+ */
+#include "autoconf.h"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "log.h"
+#include "proto.h"
+#include "token.h"
+#include "guest-client.h"
+#include "provider.h"
+
+#define LOCAL_READY_MS		30000
+#define LOCAL_STOP_MS		5000
+#define LOCAL_CALL_IDLE_MS	600000
+
+struct lconn {
+	char		 id[STORE_ID_MAX];
+	int		 port;
+	struct gclient	*c;
+	pthread_mutex_t	 mu;
+	struct lconn	*next;
+};
+
+static pthread_mutex_t	 local_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct lconn	*local_conns;
+
+struct local_ref {
+	long	 pid;
+	int	 port;
+	char	 secret_file[PATH_MAX];
+	char	 home[PATH_MAX];
+};
+
+static int
+local_ref_parse(const struct store_computer *c, struct local_ref *ref)
+{
+	json_t		*j;
+	json_int_t	 pid = 0, port = 0;
+	const char	*sf = "", *home = "";
+	int		 r = ERR_NOT_FOUND;
+
+	memset(ref, 0, sizeof *ref);
+	if ((j = json_loads(c->ref, 0, NULL)) == NULL)
+		return ERR_NOT_FOUND;
+	if (json_unpack(j, "{s:I, s:I, s:s, s?s}", "pid", &pid, "port", &port,
+	    "secret_file", &sf, "home", &home) == 0 && pid > 1 && port > 0 &&
+	    port < 65536) {
+		ref->pid = (long)pid;
+		ref->port = (int)port;
+		snprintf(ref->secret_file, sizeof ref->secret_file, "%s", sf);
+		snprintf(ref->home, sizeof ref->home, "%s", home);
+		r = 0;
+	}
+	json_decref(j);
+	return r;
+}
+
+/*
+ * Is pid our guestd?  Reap it first if it is our child (a zombie would
+ * answer kill 0), then make sure the pid was not reused by something else.
+ */
+static int
+local_pid_alive(long pid)
+{
+	char	 path[64], exe[PATH_MAX];
+	ssize_t	 n;
+
+	if (pid <= 1)
+		return 0;
+	(void)waitpid((pid_t)pid, NULL, WNOHANG);
+	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%ld/exe", pid);
+	if ((n = readlink(path, exe, sizeof exe - 1)) < 0)
+		return errno == ENOENT ? 0 : 1;
+	exe[n] = '\0';
+	return strstr(exe, "guestd") != NULL;
+}
+
+static int
+local_alive(struct provider *p, const struct store_computer *c)
+{
+	struct local_ref	 ref;
+
+	if (local_ref_parse(c, &ref) != 0)
+		return 0;
+	return local_pid_alive(ref.pid);
+}
+
+/* Forget the cached connection of computer id (it is stopped or gone). */
+static void
+local_conn_drop(const char *id)
+{
+	struct lconn	**pp, *l;
+
+	pthread_mutex_lock(&local_mu);
+	for (pp = &local_conns; (l = *pp) != NULL; pp = &l->next) {
+		if (strcmp(l->id, id) != 0)
+			continue;
+		*pp = l->next;
+		/* Wait for a call in flight; it owns l->c meanwhile. */
+		pthread_mutex_lock(&l->mu);
+		gclient_free(l->c);
+		pthread_mutex_unlock(&l->mu);
+		pthread_mutex_destroy(&l->mu);
+		free(l);
+		break;
+	}
+	pthread_mutex_unlock(&local_mu);
+}
+
+static int
+local_mkdirs(const char *path, mode_t mode)
+{
+	char	 tmp[PATH_MAX], *s;
+
+	snprintf(tmp, sizeof tmp, "%s", path);
+	for (s = tmp + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(tmp, 0755) == -1 && errno != EEXIST)
+			return err_from_errno(errno);
+		*s = '/';
+	}
+	if (mkdir(tmp, mode) == -1 && errno != EEXIST)
+		return err_from_errno(errno);
+	return 0;
+}
+
+static int
+local_write_secret(const char *path, char *secret, size_t len)
+{
+	int	 fd, r = ERR_IO;
+	size_t	 n;
+
+	if ((r = token_new(secret, len)) != 0)
+		return r;
+	(void)unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd == -1)
+		return err_from_errno(errno);
+	n = strlen(secret);
+	r = write(fd, secret, n) == (ssize_t)n ? 0 : ERR_IO;
+	if (close(fd) != 0)
+		r = ERR_IO;
+	return r;
+}
+
+/* The child: own session, logs to a file, exec guestd. */
+static void
+local_exec_guestd(struct provider *p, const char *dir, const char *home,
+    const char *secret, const char *ready)
+{
+	char	 logp[PATH_MAX];
+	int	 fd;
+
+	(void)setsid();
+	snprintf(logp, sizeof logp, "%s/guestd.log", dir);
+	fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	fd = open("/dev/null", O_RDONLY);
+	if (fd >= 0)
+		dup2(fd, 0);
+	signal(SIGPIPE, SIG_DFL);
+	if (geteuid() == 0)
+		execlp(p->cfg.guestd, p->cfg.guestd, "--listen", "127.0.0.1:0",
+		    "--secret-file", secret, "--workspace", home,
+		    "--ready-file", ready, "--user", p->cfg.guest_user,
+		    (char *)NULL);
+	else
+		execlp(p->cfg.guestd, p->cfg.guestd, "--listen", "127.0.0.1:0",
+		    "--secret-file", secret, "--workspace", home,
+		    "--ready-file", ready, (char *)NULL);
+	_exit(127);
+}
+
+/* Read the port guestd writes into the FIFO, or notice it died. */
+static int
+local_wait_port(int fd, pid_t pid, int *port, char *err, size_t errlen)
+{
+	struct pollfd	 pfd = { .fd = fd, .events = POLLIN };
+	char		 line[32];
+	ssize_t		 n;
+	int		 waited = 0, st;
+
+	while (waited < LOCAL_READY_MS) {
+		/* Short slices only to notice a child that died first. */
+		if (poll(&pfd, 1, 100) > 0) {
+			n = read(fd, line, sizeof line - 1);
+			if (n <= 0)
+				break;
+			line[n] = '\0';
+			*port = atoi(line);
+			if (*port > 0 && *port < 65536)
+				return 0;
+			break;
+		}
+		waited += 100;
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			snprintf(err, errlen, "guestd exited during start-up "
+			    "(see guestd.log in the computer's directory)");
+			return ERR_PROVIDER;
+		}
+	}
+	kill(pid, SIGKILL);
+	(void)waitpid(pid, NULL, 0);
+	snprintf(err, errlen, "guestd did not report its port in time");
+	return ERR_PROVIDER;
+}
+
+static int
+local_start(struct provider *p, struct store_computer *c, char *err,
+    size_t errlen)
+{
+	char		 dir[PATH_MAX], home[PATH_MAX], secretp[PATH_MAX];
+	char		 ready[PATH_MAX], secret[TOKEN_STRLEN + 1];
+	struct passwd	*pw = NULL;
+	json_t		*ref = NULL;
+	char		*s = NULL;
+	pid_t		 pid;
+	int		 fd = -1, port = 0, r = ERR_INTERNAL;
+
+	if (local_alive(p, c) == 1)
+		return 0;	/* reconnect: it still runs */
+	local_conn_drop(c->id);
+	snprintf(dir, sizeof dir, "%s/computers/%s", p->cfg.data_dir, c->id);
+	snprintf(home, sizeof home, "%s/home", dir);
+	snprintf(secretp, sizeof secretp, "%s/secret", dir);
+	snprintf(ready, sizeof ready, "%s/ready", dir);
+	if ((r = local_mkdirs(dir, 0700)) != 0 ||
+	    (r = local_mkdirs(home, 0755)) != 0) {
+		snprintf(err, errlen, "cannot create the computer's directory");
+		goto out;
+	}
+	if (geteuid() == 0) {
+		if ((pw = getpwnam(p->cfg.guest_user)) == NULL ||
+		    pw->pw_uid == 0) {
+			snprintf(err, errlen, "RAKAZO_GUEST_USER '%s' is not an "
+			    "unprivileged user", p->cfg.guest_user);
+			r = ERR_CONFIG;
+			goto out;
+		}
+		/* The computer dir must be traversable by the guest user. */
+		if (chmod(dir, 0711) != 0 ||
+		    chown(home, pw->pw_uid, pw->pw_gid) != 0) {
+			r = err_from_errno(errno);
+			snprintf(err, errlen, "cannot hand the home to %s",
+			    p->cfg.guest_user);
+			goto out;
+		}
+	}
+	if ((r = local_write_secret(secretp, secret, sizeof secret)) != 0) {
+		snprintf(err, errlen, "cannot write the control secret");
+		goto out;
+	}
+	token_wipe(secret, sizeof secret);
+	(void)unlink(ready);
+	if (mkfifo(ready, 0600) != 0 ||
+	    (fd = open(ready, O_RDWR | O_CLOEXEC | O_NONBLOCK)) == -1) {
+		r = err_from_errno(errno);
+		snprintf(err, errlen, "cannot create the ready FIFO");
+		goto out;
+	}
+	if ((pid = fork()) == -1) {
+		r = err_from_errno(errno);
+		snprintf(err, errlen, "cannot fork guestd");
+		goto out;
+	}
+	if (pid == 0)
+		local_exec_guestd(p, dir, home, secretp, ready);
+	if ((r = local_wait_port(fd, pid, &port, err, errlen)) != 0)
+		goto out;
+	ref = json_pack("{s:I, s:i, s:s, s:s}", "pid", (json_int_t)pid,
+	    "port", port, "secret_file", secretp, "home", home);
+	if (ref == NULL || (s = json_dumps(ref, JSON_COMPACT)) == NULL ||
+	    strlen(s) >= sizeof c->ref) {
+		r = ERR_INTERNAL;
+		goto out;
+	}
+	snprintf(c->ref, sizeof c->ref, "%s", s);
+	log_info("local.started", "computer=%s pid=%ld port=%d", c->id,
+	    (long)pid, port);
+	r = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	(void)unlink(ready);
+	free(s);
+	json_decref(ref);
+	return r;
+}
+
+static int
+local_stop(struct provider *p, struct store_computer *c)
+{
+	struct local_ref	 ref;
+	struct timespec		 ts = { 0, 20 * 1000 * 1000 };
+	int			 waited = 0;
+
+	local_conn_drop(c->id);
+	if (local_ref_parse(c, &ref) != 0 || !local_pid_alive(ref.pid))
+		return 0;
+	kill((pid_t)ref.pid, SIGTERM);
+	/* Not our child after a restart: waitpid cannot tell us, kill can. */
+	while (local_pid_alive(ref.pid) && waited < LOCAL_STOP_MS) {
+		nanosleep(&ts, NULL);
+		waited += 20;
+	}
+	if (local_pid_alive(ref.pid)) {
+		kill((pid_t)ref.pid, SIGKILL);
+		(void)waitpid((pid_t)ref.pid, NULL, 0);
+	}
+	return 0;
+}
+
+static int
+local_rmtree(const char *path)
+{
+	pid_t	 pid;
+	int	 st;
+
+	/* rm -rf copes with whatever guest processes left behind. */
+	if ((pid = fork()) == -1)
+		return ERR_IO;
+	if (pid == 0) {
+		execlp("rm", "rm", "-rf", "--", path, (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		return ERR_IO;
+	return 0;
+}
+
+static int
+local_destroy(struct provider *p, struct store_computer *c)
+{
+	char	 dir[PATH_MAX];
+
+	local_stop(p, c);
+	snprintf(dir, sizeof dir, "%s/computers/%s", p->cfg.data_dir, c->id);
+	return local_rmtree(dir);
+}
+
+/* ---- calls ---------------------------------------------------------- */
+
+struct local_req {
+	int		 done;
+	json_t		*reply;
+	char		*buf;
+	size_t		 len, cap;
+	const uint8_t	*in;
+	size_t		 inlen, inoff;
+};
+
+static void
+local_on_reply(struct gclient *gc, uint32_t id, json_t *msg, void *arg)
+{
+	struct local_req	*q = arg;
+
+	q->reply = json_incref(msg);
+	q->done = 1;
+}
+
+static int
+local_on_data(struct gclient *gc, uint32_t id, uint8_t ch, const uint8_t *p,
+    size_t n, int end, void *arg)
+{
+	struct local_req	*q = arg;
+
+	if (ch != PROTO_CH_DATA || n == 0)
+		return 0;
+	/* Bounded by what the tool asked for (file.read length, images). */
+	if (q->len + n > 64 * 1024 * 1024)
+		return ERR_TOO_LARGE;
+	if (q->len + n > q->cap) {
+		q->cap = (q->len + n) * 2;
+		q->buf = xrealloc(q->buf, q->cap);
+	}
+	memcpy(q->buf + q->len, p, n);
+	q->len += n;
+	return 0;
+}
+
+static ssize_t
+local_source(void *arg, uint8_t *p, size_t max, int *end)
+{
+	struct local_req	*q = arg;
+	size_t			 n = q->inlen - q->inoff;
+
+	if (n > max)
+		n = max;
+	memcpy(p, q->in + q->inoff, n);
+	q->inoff += n;
+	if (q->inoff == q->inlen)
+		*end = 1;
+	return (ssize_t)n;
+}
+
+static int
+local_connect(const struct store_computer *c, struct gclient **out, char *err,
+    size_t errlen)
+{
+	struct local_ref	 ref;
+	struct gclient_opts	 o;
+	char			 url[64], secret[SECRET_MAX + 1];
+	int			 r;
+
+	*out = NULL;
+	if (local_ref_parse(c, &ref) != 0) {
+		snprintf(err, errlen, "the computer is not running");
+		return ERR_CONNECT;
+	}
+	if ((r = token_read_file(ref.secret_file, secret, sizeof secret,
+	    1)) != 0) {
+		snprintf(err, errlen, "cannot read the computer's secret");
+		return r;
+	}
+	snprintf(url, sizeof url, "ws://127.0.0.1:%d", ref.port);
+	memset(&o, 0, sizeof o);
+	o.url = url;
+	o.secret = secret;
+	o.timeout_ms = 10000;
+	r = gclient_connect(out, &o, err, errlen);
+	token_wipe(secret, sizeof secret);
+	return r;
+}
+
+/* The cached connection of c (created on first use), locked. */
+static struct lconn *
+local_conn_get(const struct store_computer *c)
+{
+	struct local_ref	 ref;
+	struct lconn		*l;
+
+	(void)local_ref_parse(c, &ref);
+	pthread_mutex_lock(&local_mu);
+	for (l = local_conns; l != NULL; l = l->next)
+		if (strcmp(l->id, c->id) == 0 && l->port == ref.port)
+			break;
+	if (l == NULL) {
+		l = xcalloc(1, sizeof *l);
+		snprintf(l->id, sizeof l->id, "%s", c->id);
+		l->port = ref.port;
+		pthread_mutex_init(&l->mu, NULL);
+		l->next = local_conns;
+		local_conns = l;
+	}
+	/* Taken under local_mu so local_conn_drop() cannot free it first. */
+	pthread_mutex_lock(&l->mu);
+	pthread_mutex_unlock(&local_mu);
+	return l;
+}
+
+static int
+local_call_once(struct lconn *l, const struct store_computer *c,
+    const char *op, json_t *args, struct local_req *q, char *err,
+    size_t errlen)
+{
+	uint32_t	 id;
+	int		 r;
+
+	if (l->c == NULL && (r = local_connect(c, &l->c, err, errlen)) != 0) {
+		json_decref(args);
+		return r;
+	}
+	id = gclient_request(l->c, op, args, local_on_reply, local_on_data,
+	    q);
+	if (id == 0) {
+		snprintf(err, errlen, "%s", gclient_error(l->c));
+		return ERR_PEER_GONE;
+	}
+	if (q->in != NULL &&
+	    (r = gclient_upload(l->c, id, local_source, q)) != 0)
+		return r;
+	if ((r = gclient_run(l->c, &q->done, LOCAL_CALL_IDLE_MS)) != 0) {
+		snprintf(err, errlen, "%s", gclient_error(l->c));
+		return r;
+	}
+	return 0;
+}
+
+static int
+local_call(struct provider *p, const struct store_computer *c, const char *op,
+    json_t *args, const void *in, size_t inlen, json_t **result, void **out,
+    size_t *outlen, char *err, size_t errlen)
+{
+	struct local_req	 q;
+	struct lconn		*l;
+	int			 r, fresh;
+
+	memset(&q, 0, sizeof q);
+	q.in = in;
+	q.inlen = inlen;
+	l = local_conn_get(c);
+	fresh = l->c == NULL;
+	json_incref(args);
+	r = local_call_once(l, c, op, args, &q, err, errlen);
+	/* A cached connection may have died with an old guestd: once more. */
+	if (r != 0 && !fresh && q.reply == NULL && q.inoff == 0) {
+		gclient_free(l->c);
+		l->c = NULL;
+		free(q.buf);
+		memset(&q, 0, sizeof q);
+		q.in = in;
+		q.inlen = inlen;
+		json_incref(args);
+		r = local_call_once(l, c, op, args, &q, err, errlen);
+	}
+	if (r != 0 && l->c != NULL) {
+		gclient_free(l->c);
+		l->c = NULL;
+	}
+	pthread_mutex_unlock(&l->mu);
+	json_decref(args);
+	if (r != 0)
+		goto out;
+	if (!json_is_true(json_object_get(q.reply, "ok"))) {
+		r = gclient_reply_error(q.reply, err, errlen);
+		goto out;
+	}
+	*result = json_incref(json_object_get(q.reply, "result"));
+	if (*result == NULL)
+		*result = json_object();
+	if (out != NULL) {
+		*out = q.buf;
+		*outlen = q.len;
+		q.buf = NULL;
+	}
+out:
+	free(q.buf);
+	json_decref(q.reply);
+	return r;
+}
+
+const struct provider_ops provider_local_ops = {
+	.name = "local",
+	.start = local_start,
+	.alive = local_alive,
+	.stop = local_stop,
+	.destroy = local_destroy,
+	.call = local_call,
+};

@@ -1,0 +1,50 @@
+/*
+ * SANDBOX_PROVIDER=none: this controller serves no computers.  Every
+ * lifecycle or tool request answers COMPUTERS_DISABLED, so a deployment
+ * that forgot to configure a provider says so instead of pretending.
+ */
+#include "autoconf.h"
+
+#include <stdio.h>
+
+#include "err.h"
+#include "provider.h"
+
+static int
+none_start(struct provider *p, struct store_computer *c, char *err,
+    size_t errlen)
+{
+	snprintf(err, errlen, "%s", err_message(ERR_COMPUTERS_DISABLED));
+	return ERR_COMPUTERS_DISABLED;
+}
+
+static int
+none_alive(struct provider *p, const struct store_computer *c)
+{
+	return 0;
+}
+
+static int
+none_stop(struct provider *p, struct store_computer *c)
+{
+	return 0;
+}
+
+static int
+none_call(struct provider *p, const struct store_computer *c, const char *op,
+    json_t *args, const void *in, size_t inlen, json_t **result, void **out,
+    size_t *outlen, char *err, size_t errlen)
+{
+	json_decref(args);
+	snprintf(err, errlen, "%s", err_message(ERR_COMPUTERS_DISABLED));
+	return ERR_COMPUTERS_DISABLED;
+}
+
+const struct provider_ops provider_none_ops = {
+	.name = "none",
+	.start = none_start,
+	.alive = none_alive,
+	.stop = none_stop,
+	.destroy = none_stop,
+	.call = none_call,
+};

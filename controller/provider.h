@@ -1,0 +1,81 @@
+/*
+ * Providers (SPEC P-1, P-2).  Because guestd implements desktop, exec and
+ * files the same way everywhere, a provider only supplies the lifecycle
+ * (start or reconnect, stop, destroy, is it alive) and a way to reach its
+ * guestd; provider_call() is that way, one control-channel request with an
+ * optional upload and download.  SANDBOX_PROVIDER picks the table: local
+ * (guestd as a child process), fake (in-process, for tests of controller
+ * logic) and none (computers disabled).
+ *
+ * A computer's provider reference (pid, port, secret file) lives in the
+ * computer row's ref as JSON: a restarted controller reads it back and
+ * reconnects to a guestd that still runs (C-11: an acceleration path, not
+ * durable data).
+ */
+#ifndef CONTROLLER_PROVIDER_H
+#define CONTROLLER_PROVIDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "store.h"
+
+struct provider_config {
+	const char	*data_dir;	/* DATA_DIR */
+	const char	*guestd;	/* guestd binary (local) */
+	const char	*guest_user;	/* --user for guestd when root */
+};
+
+struct provider;
+
+struct provider_ops {
+	const char	*name;
+	/* Start c (stopped) or reconnect; fills c->ref.  0 or ERR_*. */
+	int	(*start)(struct provider *, struct store_computer *c,
+		    char *err, size_t errlen);
+	/* 1 running, 0 not, < 0 cannot tell. */
+	int	(*alive)(struct provider *, const struct store_computer *c);
+	int	(*stop)(struct provider *, struct store_computer *c);
+	/* Stop and remove the computer's workspace. */
+	int	(*destroy)(struct provider *, struct store_computer *c);
+	/*
+	 * One guestd request: args stolen; in/inlen uploaded as the body
+	 * when in != NULL; channel 0 bytes come back in *out (malloc'd,
+	 * when out != NULL).  An error reply returns its code with
+	 * "CODE: message" in err.
+	 */
+	int	(*call)(struct provider *, const struct store_computer *c,
+		    const char *op, json_t *args, const void *in, size_t inlen,
+		    json_t **result, void **out, size_t *outlen, char *err,
+		    size_t errlen);
+	void	(*free)(struct provider *);
+};
+
+struct provider {
+	const struct provider_ops	*ops;
+	struct provider_config		 cfg;
+	void				*impl;
+};
+
+extern const struct provider_ops	provider_local_ops;
+extern const struct provider_ops	provider_fake_ops;
+extern const struct provider_ops	provider_none_ops;
+
+/* Provider by name; ERR_CONFIG with a sentence for an unknown one. */
+int	provider_new(struct provider **out, const char *name,
+	    const struct provider_config *cfg, char *err, size_t errlen);
+void	provider_free(struct provider *p);
+const char *provider_name(const struct provider *p);
+
+int	provider_start(struct provider *p, struct store_computer *c,
+	    char *err, size_t errlen);
+int	provider_alive(struct provider *p, const struct store_computer *c);
+int	provider_stop(struct provider *p, struct store_computer *c);
+int	provider_destroy(struct provider *p, struct store_computer *c);
+int	provider_call(struct provider *p, const struct store_computer *c,
+	    const char *op, json_t *args, const void *in, size_t inlen,
+	    json_t **result, void **out, size_t *outlen, char *err,
+	    size_t errlen);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * The table a state-store backend fills in (store-sqlite.c; PostgreSQL
+ * later).  store.c owns the struct store and forwards every call here, so
+ * callers of store.h never learn which backend runs.
+ */
+#ifndef CONTROLLER_STORE_BACKEND_H
+#define CONTROLLER_STORE_BACKEND_H
+
+#include "store.h"
+
+struct store_ops {
+	const char	*name;
+	int	(*open)(void **impl, const char *where, char *err,
+		    size_t errlen);
+	void	(*close)(void *impl);
+	int	(*schema_version)(void *impl, int64_t *version);
+	int	(*begin)(void *impl);
+	int	(*commit)(void *impl);
+	void	(*rollback)(void *impl);
+	int	(*computer_create)(void *, const struct store_computer *);
+	int	(*computer_get)(void *, const char *, struct store_computer *);
+	int	(*computer_update)(void *, const struct store_computer *);
+	int	(*computer_touch)(void *, const char *, int64_t);
+	int	(*computer_delete)(void *, const char *);
+	int	(*computer_list)(void *, struct store_computer **, size_t *);
+	int	(*bot_ensure)(void *, const char *, const char *,
+		    struct store_bot *);
+	int	(*bot_update)(void *, const struct store_bot *);
+	int	(*lease_find)(void *, const char *, const char *, const char *,
+		    struct store_lease *);
+	int	(*lease_get)(void *, const char *, struct store_lease *);
+	int	(*lease_put)(void *, const struct store_lease *);
+	int	(*lease_delete)(void *, const char *);
+	int	(*lease_delete_computer)(void *, const char *);
+	int	(*lease_count_live)(void *, const char *, int64_t, int64_t *);
+	int	(*run_open)(void *, const char *, int64_t, int64_t *);
+	int	(*run_current)(void *, const char *, struct store_run *);
+	int	(*run_close)(void *, int64_t, int64_t, const char *);
+	int	(*run_list)(void *, const char *, struct store_run **,
+		    size_t *);
+	int	(*event_add)(void *, struct store_event *);
+	int	(*event_list)(void *, const char *, int64_t, size_t,
+		    struct store_event **, size_t *);
+};
+
+extern const struct store_ops	store_sqlite_ops;
+
+#endif

@@ -1,0 +1,753 @@
+/*
+ * The SQLite backend of the state store (SPEC C-2): one file under
+ * DATA_DIR, WAL so readers never block the writer, a busy timeout so
+ * several rakazoctl processes on one host wait for each other instead of
+ * failing, and a schema_migrations table with numbered steps applied in
+ * order, each in its own transaction.  Write transactions start with BEGIN
+ * IMMEDIATE: the write lock is taken up front, so a lease grant's read and
+ * write can never interleave with another process's grant.
+ */
+#include "autoconf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "err.h"
+#include "log.h"
+#include "store.h"
+#include "store-backend.h"
+
+#define SQ_BUSY_MS	10000
+
+struct sq {
+	sqlite3	*db;
+};
+
+/* Numbered schema steps; append, never edit a published one. */
+static const char *const sq_migrations[] = {
+	/* 1: the tables of C-2. */
+	"CREATE TABLE computers ("
+	"  id TEXT PRIMARY KEY, provider TEXT NOT NULL, state TEXT NOT NULL,"
+	"  ref TEXT NOT NULL DEFAULT '{}', created_ms INTEGER NOT NULL,"
+	"  updated_ms INTEGER NOT NULL, last_used_ms INTEGER NOT NULL);"
+	"CREATE TABLE bots ("
+	"  computer TEXT NOT NULL, bot TEXT NOT NULL,"
+	"  fence INTEGER NOT NULL DEFAULT 0,"
+	"  run_state TEXT NOT NULL DEFAULT 'idle',"
+	"  PRIMARY KEY (computer, bot));"
+	"CREATE TABLE leases ("
+	"  id TEXT PRIMARY KEY, computer TEXT NOT NULL, bot TEXT NOT NULL,"
+	"  kind TEXT NOT NULL, holder TEXT NOT NULL, fence INTEGER NOT NULL,"
+	"  acquired_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL,"
+	"  UNIQUE (computer, bot, kind));"
+	"CREATE TABLE computer_runs ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT, computer TEXT NOT NULL,"
+	"  started_ms INTEGER NOT NULL, ended_ms INTEGER NOT NULL DEFAULT 0,"
+	"  end_reason TEXT NOT NULL DEFAULT '');"
+	"CREATE INDEX computer_runs_open ON computer_runs (computer, ended_ms);"
+	"CREATE TABLE activity_events ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT, computer TEXT NOT NULL,"
+	"  bot TEXT NOT NULL, ts_ms INTEGER NOT NULL, kind TEXT NOT NULL,"
+	"  tool TEXT NOT NULL, ok INTEGER NOT NULL, text TEXT NOT NULL);"
+	"CREATE INDEX activity_by_computer ON activity_events (computer, id);"
+	"CREATE TABLE maintenance_ops ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT, computer TEXT NOT NULL,"
+	"  kind TEXT NOT NULL, state TEXT NOT NULL, phase TEXT,"
+	"  created_ms INTEGER NOT NULL, heartbeat_ms INTEGER);"
+	"CREATE TABLE home_revisions ("
+	"  computer TEXT NOT NULL, revision INTEGER NOT NULL,"
+	"  created_ms INTEGER NOT NULL, bytes INTEGER,"
+	"  PRIMARY KEY (computer, revision));",
+};
+
+#define SQ_NMIGRATIONS	(sizeof(sq_migrations) / sizeof(sq_migrations[0]))
+
+static int
+sq_code(sqlite3 *db, int rc)
+{
+	switch (rc) {
+	case SQLITE_OK:
+	case SQLITE_DONE:
+	case SQLITE_ROW:
+		return 0;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return ERR_BUSY;
+	case SQLITE_CONSTRAINT:
+		return ERR_EXISTS;
+	case SQLITE_NOMEM:
+		return ERR_NOMEM;
+	default:
+		log_warn("store.sqlite", "rc=%d msg=\"%s\"", rc,
+		    sqlite3_errmsg(db));
+		return ERR_STORE;
+	}
+}
+
+/*
+ * Prepare sql and bind arguments described by types: 's' const char *,
+ * 'i' int64_t.  Returns the statement or NULL (with *r set).
+ */
+static sqlite3_stmt *
+sq_prepare(sqlite3 *db, int *r, const char *sql, const char *types, ...)
+{
+	sqlite3_stmt	*st = NULL;
+	va_list		 ap;
+	int		 i, rc;
+
+	if ((rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL)) != SQLITE_OK) {
+		*r = sq_code(db, rc);
+		return NULL;
+	}
+	va_start(ap, types);
+	for (i = 0; types[i] != '\0'; i++) {
+		if (types[i] == 's')
+			rc = sqlite3_bind_text(st, i + 1,
+			    va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
+		else
+			rc = sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
+		if (rc != SQLITE_OK)
+			break;
+	}
+	va_end(ap);
+	if (rc != SQLITE_OK) {
+		*r = sq_code(db, rc);
+		sqlite3_finalize(st);
+		return NULL;
+	}
+	*r = 0;
+	return st;
+}
+
+/* Step a statement that returns no rows; finalizes it. */
+static int
+sq_done(sqlite3 *db, sqlite3_stmt *st, const int *r)
+{
+	int	 rc;
+
+	/* r is read only here, after sq_prepare() (an argument) ran. */
+	if (st == NULL)
+		return *r;
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : sq_code(db, rc);
+}
+
+static void
+sq_text(sqlite3_stmt *st, int col, char *dst, size_t len)
+{
+	const unsigned char	*t = sqlite3_column_text(st, col);
+
+	snprintf(dst, len, "%s", t != NULL ? (const char *)t : "");
+}
+
+static int
+sq_exec(sqlite3 *db, const char *sql)
+{
+	int	 rc;
+
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	return sq_code(db, rc);
+}
+
+static int
+sq_migrate(struct sq *q, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int64_t		 have = 0;
+	size_t		 i;
+	int		 r;
+
+	if ((r = sq_exec(q->db, "CREATE TABLE IF NOT EXISTS schema_migrations"
+	    " (version INTEGER PRIMARY KEY, applied_ms INTEGER NOT NULL)")) != 0)
+		goto fail;
+	for (i = 0; i < SQ_NMIGRATIONS; i++) {
+		/* Re-check inside the lock: another process may have won. */
+		if ((r = sq_exec(q->db, "BEGIN IMMEDIATE")) != 0)
+			goto fail;
+		st = sq_prepare(q->db, &r, "SELECT coalesce(max(version), 0) "
+		    "FROM schema_migrations", "");
+		if (st == NULL) {
+			sq_exec(q->db, "ROLLBACK");
+			goto fail;
+		}
+		if (sqlite3_step(st) == SQLITE_ROW)
+			have = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		if ((int64_t)i < have) {
+			sq_exec(q->db, "COMMIT");
+			continue;
+		}
+		if ((r = sq_exec(q->db, sq_migrations[i])) != 0 ||
+		    (r = sq_done(q->db, sq_prepare(q->db, &r,
+		    "INSERT INTO schema_migrations VALUES (?, ?)", "ii",
+		    (int64_t)i + 1, store_now_ms()), &r)) != 0) {
+			sq_exec(q->db, "ROLLBACK");
+			goto fail;
+		}
+		if ((r = sq_exec(q->db, "COMMIT")) != 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	snprintf(err, errlen, "state store migration failed: %s",
+	    sqlite3_errmsg(q->db));
+	return r;
+}
+
+static int
+sq_open(void **impl, const char *path, char *err, size_t errlen)
+{
+	struct sq	*q;
+	int		 r = ERR_STORE, rc;
+
+	*impl = NULL;
+	q = xcalloc(1, sizeof *q);
+	rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen, "cannot open the state store: %s",
+		    q->db != NULL ? sqlite3_errmsg(q->db) : "out of memory");
+		goto out;
+	}
+	sqlite3_busy_timeout(q->db, SQ_BUSY_MS);
+	if ((r = sq_exec(q->db, "PRAGMA journal_mode=WAL")) != 0 ||
+	    (r = sq_exec(q->db, "PRAGMA synchronous=NORMAL")) != 0 ||
+	    (r = sq_exec(q->db, "PRAGMA foreign_keys=ON")) != 0) {
+		snprintf(err, errlen, "cannot set up the state store: %s",
+		    sqlite3_errmsg(q->db));
+		goto out;
+	}
+	if ((r = sq_migrate(q, err, errlen)) != 0)
+		goto out;
+	*impl = q;
+	q = NULL;
+	r = 0;
+out:
+	if (q != NULL) {
+		sqlite3_close(q->db);
+		free(q);
+	}
+	return r;
+}
+
+static void
+sq_close(void *impl)
+{
+	struct sq	*q = impl;
+
+	if (q == NULL)
+		return;
+	sqlite3_close(q->db);
+	free(q);
+}
+
+static int
+sq_schema_version(void *impl, int64_t *v)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r;
+
+	*v = 0;
+	st = sq_prepare(q->db, &r, "SELECT coalesce(max(version), 0) FROM "
+	    "schema_migrations", "");
+	if (st == NULL)
+		return r;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*v = sqlite3_column_int64(st, 0);
+	else
+		r = ERR_STORE;
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int
+sq_begin(void *impl)
+{
+	return sq_exec(((struct sq *)impl)->db, "BEGIN IMMEDIATE");
+}
+
+static int
+sq_commit(void *impl)
+{
+	return sq_exec(((struct sq *)impl)->db, "COMMIT");
+}
+
+static void
+sq_rollback(void *impl)
+{
+	sq_exec(((struct sq *)impl)->db, "ROLLBACK");
+}
+
+/* ---- computers ----------------------------------------------------------- */
+
+#define SQ_COMPUTER_COLS \
+	"id, provider, state, ref, created_ms, updated_ms, last_used_ms"
+
+static void
+sq_computer_row(sqlite3_stmt *st, struct store_computer *c)
+{
+	memset(c, 0, sizeof *c);
+	sq_text(st, 0, c->id, sizeof c->id);
+	sq_text(st, 1, c->provider, sizeof c->provider);
+	sq_text(st, 2, c->state, sizeof c->state);
+	sq_text(st, 3, c->ref, sizeof c->ref);
+	c->created_ms = sqlite3_column_int64(st, 4);
+	c->updated_ms = sqlite3_column_int64(st, 5);
+	c->last_used_ms = sqlite3_column_int64(st, 6);
+}
+
+static int
+sq_computer_create(void *impl, const struct store_computer *c)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	return sq_done(q->db, sq_prepare(q->db, &r, "INSERT INTO computers ("
+	    SQ_COMPUTER_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?)", "ssssiii",
+	    c->id, c->provider, c->state, c->ref, c->created_ms,
+	    c->updated_ms, c->last_used_ms), &r);
+}
+
+static int
+sq_computer_get(void *impl, const char *id, struct store_computer *out)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	st = sq_prepare(q->db, &r, "SELECT " SQ_COMPUTER_COLS " FROM computers "
+	    "WHERE id = ?", "s", id);
+	if (st == NULL)
+		return r;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		sq_computer_row(st, out);
+	else
+		r = rc == SQLITE_DONE ? ERR_NOT_FOUND : sq_code(q->db, rc);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int
+sq_changed(sqlite3 *db, int r)
+{
+	if (r == 0 && sqlite3_changes(db) == 0)
+		return ERR_NOT_FOUND;
+	return r;
+}
+
+static int
+sq_computer_update(void *impl, const struct store_computer *c)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	r = sq_done(q->db, sq_prepare(q->db, &r, "UPDATE computers SET "
+	    "provider = ?, state = ?, ref = ?, updated_ms = ?, "
+	    "last_used_ms = ? WHERE id = ?", "sssiis", c->provider, c->state,
+	    c->ref, c->updated_ms, c->last_used_ms, c->id), &r);
+	return sq_changed(q->db, r);
+}
+
+static int
+sq_computer_touch(void *impl, const char *id, int64_t now)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	r = sq_done(q->db, sq_prepare(q->db, &r, "UPDATE computers SET "
+	    "last_used_ms = ? WHERE id = ?", "is", now, id), &r);
+	return sq_changed(q->db, r);
+}
+
+static int
+sq_computer_delete(void *impl, const char *id)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	r = sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM bots WHERE "
+	    "computer = ?", "s", id), &r);
+	if (r == 0)
+		r = sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM leases "
+		    "WHERE computer = ?", "s", id), &r);
+	if (r == 0) {
+		r = sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM "
+		    "computers WHERE id = ?", "s", id), &r);
+		r = sq_changed(q->db, r);
+	}
+	return r;
+}
+
+/* Collect rows of st into a growing array of size elemsize. */
+static int
+sq_collect(sqlite3 *db, sqlite3_stmt *st, size_t elemsize,
+    void (*row)(sqlite3_stmt *, void *), void **out, size_t *n)
+{
+	char	*arr = NULL;
+	size_t	 cnt = 0, cap = 0;
+	int	 rc, r = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 16;
+			arr = xrealloc(arr, cap * elemsize);
+		}
+		row(st, arr + cnt * elemsize);
+		cnt++;
+	}
+	if (rc != SQLITE_DONE) {
+		r = sq_code(db, rc);
+		free(arr);
+		arr = NULL;
+		cnt = 0;
+	}
+	sqlite3_finalize(st);
+	*out = arr;
+	*n = cnt;
+	return r;
+}
+
+static void
+sq_computer_row_v(sqlite3_stmt *st, void *p)
+{
+	sq_computer_row(st, p);
+}
+
+static int
+sq_computer_list(void *impl, struct store_computer **out, size_t *n)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r;
+
+	*out = NULL;
+	*n = 0;
+	st = sq_prepare(q->db, &r, "SELECT " SQ_COMPUTER_COLS " FROM computers "
+	    "ORDER BY created_ms, id", "");
+	if (st == NULL)
+		return r;
+	return sq_collect(q->db, st, sizeof **out, sq_computer_row_v,
+	    (void **)out, n);
+}
+
+/* ---- bots ------------------------------------------------------------- */
+
+static int
+sq_bot_ensure(void *impl, const char *computer, const char *bot,
+    struct store_bot *out)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	r = sq_done(q->db, sq_prepare(q->db, &r, "INSERT OR IGNORE INTO bots "
+	    "(computer, bot) VALUES (?, ?)", "ss", computer, bot), &r);
+	if (r != 0)
+		return r;
+	st = sq_prepare(q->db, &r, "SELECT fence, run_state FROM bots WHERE "
+	    "computer = ? AND bot = ?", "ss", computer, bot);
+	if (st == NULL)
+		return r;
+	memset(out, 0, sizeof *out);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		snprintf(out->computer, sizeof out->computer, "%s", computer);
+		snprintf(out->bot, sizeof out->bot, "%s", bot);
+		out->fence = sqlite3_column_int64(st, 0);
+		sq_text(st, 1, out->run_state, sizeof out->run_state);
+	} else
+		r = rc == SQLITE_DONE ? ERR_NOT_FOUND : sq_code(q->db, rc);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int
+sq_bot_update(void *impl, const struct store_bot *b)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	r = sq_done(q->db, sq_prepare(q->db, &r, "UPDATE bots SET fence = ?, "
+	    "run_state = ? WHERE computer = ? AND bot = ?", "isss", b->fence,
+	    b->run_state, b->computer, b->bot), &r);
+	return sq_changed(q->db, r);
+}
+
+/* ---- leases ----------------------------------------------------------- */
+
+#define SQ_LEASE_COLS \
+	"id, computer, bot, kind, holder, fence, acquired_ms, expires_ms"
+
+static void
+sq_lease_row(sqlite3_stmt *st, struct store_lease *l)
+{
+	memset(l, 0, sizeof *l);
+	sq_text(st, 0, l->id, sizeof l->id);
+	sq_text(st, 1, l->computer, sizeof l->computer);
+	sq_text(st, 2, l->bot, sizeof l->bot);
+	sq_text(st, 3, l->kind, sizeof l->kind);
+	sq_text(st, 4, l->holder, sizeof l->holder);
+	l->fence = sqlite3_column_int64(st, 5);
+	l->acquired_ms = sqlite3_column_int64(st, 6);
+	l->expires_ms = sqlite3_column_int64(st, 7);
+}
+
+static int
+sq_lease_one(struct sq *q, sqlite3_stmt *st, int r, struct store_lease *out)
+{
+	int	 rc;
+
+	if (st == NULL)
+		return r;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		sq_lease_row(st, out);
+	else
+		r = rc == SQLITE_DONE ? ERR_NOT_FOUND : sq_code(q->db, rc);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int
+sq_lease_find(void *impl, const char *computer, const char *bot,
+    const char *kind, struct store_lease *out)
+{
+	struct sq	*q = impl;
+	int		 r;
+	sqlite3_stmt	*st;
+
+	st = sq_prepare(q->db, &r, "SELECT " SQ_LEASE_COLS " FROM leases WHERE "
+	    "computer = ? AND bot = ? AND kind = ?", "sss", computer, bot, kind);
+	return sq_lease_one(q, st, r, out);
+}
+
+static int
+sq_lease_get(void *impl, const char *id, struct store_lease *out)
+{
+	struct sq	*q = impl;
+	int		 r;
+	sqlite3_stmt	*st;
+
+	st = sq_prepare(q->db, &r, "SELECT " SQ_LEASE_COLS " FROM leases WHERE "
+	    "id = ?", "s", id);
+	return sq_lease_one(q, st, r, out);
+}
+
+static int
+sq_lease_put(void *impl, const struct store_lease *l)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	return sq_done(q->db, sq_prepare(q->db, &r, "INSERT OR REPLACE INTO "
+	    "leases (" SQ_LEASE_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	    "sssssiii", l->id, l->computer, l->bot, l->kind, l->holder,
+	    l->fence, l->acquired_ms, l->expires_ms), &r);
+}
+
+static int
+sq_lease_delete(void *impl, const char *id)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	r = sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM leases WHERE "
+	    "id = ?", "s", id), &r);
+	return sq_changed(q->db, r);
+}
+
+static int
+sq_lease_delete_computer(void *impl, const char *computer)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	return sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM leases WHERE "
+	    "computer = ?", "s", computer), &r);
+}
+
+static int
+sq_lease_count_live(void *impl, const char *computer, int64_t now,
+    int64_t *n)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r;
+
+	*n = 0;
+	st = sq_prepare(q->db, &r, "SELECT count(*) FROM leases WHERE "
+	    "computer = ? AND expires_ms > ?", "si", computer, now);
+	if (st == NULL)
+		return r;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*n = sqlite3_column_int64(st, 0);
+	else
+		r = ERR_STORE;
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* ---- runs ------------------------------------------------------------- */
+
+static void
+sq_run_row(sqlite3_stmt *st, void *p)
+{
+	struct store_run	*u = p;
+
+	memset(u, 0, sizeof *u);
+	u->id = sqlite3_column_int64(st, 0);
+	sq_text(st, 1, u->computer, sizeof u->computer);
+	u->started_ms = sqlite3_column_int64(st, 2);
+	u->ended_ms = sqlite3_column_int64(st, 3);
+	sq_text(st, 4, u->end_reason, sizeof u->end_reason);
+}
+
+static int
+sq_run_open(void *impl, const char *computer, int64_t now, int64_t *id)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	r = sq_done(q->db, sq_prepare(q->db, &r, "INSERT INTO computer_runs "
+	    "(computer, started_ms) VALUES (?, ?)", "si", computer, now), &r);
+	if (r == 0 && id != NULL)
+		*id = sqlite3_last_insert_rowid(q->db);
+	return r;
+}
+
+static int
+sq_run_current(void *impl, const char *computer, struct store_run *out)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	st = sq_prepare(q->db, &r, "SELECT id, computer, started_ms, ended_ms, "
+	    "end_reason FROM computer_runs WHERE computer = ? AND "
+	    "ended_ms = 0 ORDER BY id DESC LIMIT 1", "s", computer);
+	if (st == NULL)
+		return r;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		sq_run_row(st, out);
+	else
+		r = rc == SQLITE_DONE ? ERR_NOT_FOUND : sq_code(q->db, rc);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int
+sq_run_close(void *impl, int64_t id, int64_t now, const char *reason)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	r = sq_done(q->db, sq_prepare(q->db, &r, "UPDATE computer_runs SET "
+	    "ended_ms = ?, end_reason = ? WHERE id = ? AND ended_ms = 0", "isi",
+	    now, reason, id), &r);
+	return sq_changed(q->db, r);
+}
+
+static int
+sq_run_list(void *impl, const char *computer, struct store_run **out,
+    size_t *n)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r;
+
+	*out = NULL;
+	*n = 0;
+	st = sq_prepare(q->db, &r, "SELECT id, computer, started_ms, ended_ms, "
+	    "end_reason FROM computer_runs WHERE computer = ? ORDER BY id", "s",
+	    computer);
+	if (st == NULL)
+		return r;
+	return sq_collect(q->db, st, sizeof **out, sq_run_row, (void **)out,
+	    n);
+}
+
+/* ---- activity --------------------------------------------------------- */
+
+static void
+sq_event_row(sqlite3_stmt *st, void *p)
+{
+	struct store_event	*e = p;
+
+	memset(e, 0, sizeof *e);
+	e->id = sqlite3_column_int64(st, 0);
+	sq_text(st, 1, e->computer, sizeof e->computer);
+	sq_text(st, 2, e->bot, sizeof e->bot);
+	e->ts_ms = sqlite3_column_int64(st, 3);
+	sq_text(st, 4, e->kind, sizeof e->kind);
+	sq_text(st, 5, e->tool, sizeof e->tool);
+	e->ok = (int)sqlite3_column_int64(st, 6);
+	sq_text(st, 7, e->text, sizeof e->text);
+}
+
+static int
+sq_event_add(void *impl, struct store_event *e)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	r = sq_done(q->db, sq_prepare(q->db, &r, "INSERT INTO activity_events "
+	    "(computer, bot, ts_ms, kind, tool, ok, text) VALUES "
+	    "(?, ?, ?, ?, ?, ?, ?)", "ssissis", e->computer, e->bot, e->ts_ms,
+	    e->kind, e->tool, (int64_t)e->ok, e->text), &r);
+	if (r == 0)
+		e->id = sqlite3_last_insert_rowid(q->db);
+	return r;
+}
+
+static int
+sq_event_list(void *impl, const char *computer, int64_t after, size_t limit,
+    struct store_event **out, size_t *n)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r;
+
+	*out = NULL;
+	*n = 0;
+	st = sq_prepare(q->db, &r, "SELECT id, computer, bot, ts_ms, kind, "
+	    "tool, ok, text FROM activity_events WHERE computer = ? AND id > ? "
+	    "ORDER BY id LIMIT ?", "sii", computer, after, (int64_t)limit);
+	if (st == NULL)
+		return r;
+	return sq_collect(q->db, st, sizeof **out, sq_event_row, (void **)out,
+	    n);
+}
+
+const struct store_ops store_sqlite_ops = {
+	.name = "sqlite",
+	.open = sq_open,
+	.close = sq_close,
+	.schema_version = sq_schema_version,
+	.begin = sq_begin,
+	.commit = sq_commit,
+	.rollback = sq_rollback,
+	.computer_create = sq_computer_create,
+	.computer_get = sq_computer_get,
+	.computer_update = sq_computer_update,
+	.computer_touch = sq_computer_touch,
+	.computer_delete = sq_computer_delete,
+	.computer_list = sq_computer_list,
+	.bot_ensure = sq_bot_ensure,
+	.bot_update = sq_bot_update,
+	.lease_find = sq_lease_find,
+	.lease_get = sq_lease_get,
+	.lease_put = sq_lease_put,
+	.lease_delete = sq_lease_delete,
+	.lease_delete_computer = sq_lease_delete_computer,
+	.lease_count_live = sq_lease_count_live,
+	.run_open = sq_run_open,
+	.run_current = sq_run_current,
+	.run_close = sq_run_close,
+	.run_list = sq_run_list,
+	.event_add = sq_event_add,
+	.event_list = sq_event_list,
+};

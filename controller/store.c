@@ -1,0 +1,223 @@
+/*
+ * The state store front (store.h): picks a backend from the store URL and
+ * forwards each call to it.  Only "sqlite:" exists today; a "postgres://"
+ * backend slots in here without any caller changing.
+ */
+#include "autoconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <stdio.h>
+
+#include "err.h"
+#include "log.h"
+#include "store.h"
+#include "store-backend.h"
+
+struct store {
+	const struct store_ops	*ops;
+	void			*impl;
+};
+
+int64_t
+store_now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+store_open(struct store **out, const char *url, char *err, size_t errlen)
+{
+	struct store	*s;
+	const char	*where = url;
+	char		 path[4096];
+	int		 r;
+
+	*out = NULL;
+	if (strncmp(url, "sqlite:", 7) == 0)
+		where = url + 7;
+	else if (strstr(url, "://") != NULL) {
+		snprintf(err, errlen, "unsupported state store '%.*s'",
+		    (int)(strstr(url, "://") - url), url);
+		return ERR_CONFIG;
+	} else {
+		/* A directory: the embedded default under DATA_DIR. */
+		if ((size_t)snprintf(path, sizeof path, "%s/state.db", url) >=
+		    sizeof path) {
+			snprintf(err, errlen, "the data directory path is too "
+			    "long");
+			return ERR_CONFIG;
+		}
+		where = path;
+	}
+	s = xcalloc(1, sizeof *s);
+	s->ops = &store_sqlite_ops;
+	if ((r = s->ops->open(&s->impl, where, err, errlen)) != 0) {
+		free(s);
+		return r;
+	}
+	*out = s;
+	return 0;
+}
+
+void
+store_free(struct store *s)
+{
+	if (s == NULL)
+		return;
+	s->ops->close(s->impl);
+	free(s);
+}
+
+const char *
+store_backend(const struct store *s)
+{
+	return s->ops->name;
+}
+
+int
+store_schema_version(struct store *s, int64_t *v)
+{
+	return s->ops->schema_version(s->impl, v);
+}
+
+int
+store_health(struct store *s)
+{
+	int64_t	 v;
+
+	return s->ops->schema_version(s->impl, &v);
+}
+
+int store_begin(struct store *s) { return s->ops->begin(s->impl); }
+int store_commit(struct store *s) { return s->ops->commit(s->impl); }
+void store_rollback(struct store *s) { s->ops->rollback(s->impl); }
+
+int
+store_computer_create(struct store *s, const struct store_computer *c)
+{
+	return s->ops->computer_create(s->impl, c);
+}
+
+int
+store_computer_get(struct store *s, const char *id, struct store_computer *o)
+{
+	return s->ops->computer_get(s->impl, id, o);
+}
+
+int
+store_computer_update(struct store *s, const struct store_computer *c)
+{
+	return s->ops->computer_update(s->impl, c);
+}
+
+int
+store_computer_touch(struct store *s, const char *id, int64_t now)
+{
+	return s->ops->computer_touch(s->impl, id, now);
+}
+
+int
+store_computer_delete(struct store *s, const char *id)
+{
+	return s->ops->computer_delete(s->impl, id);
+}
+
+int
+store_computer_list(struct store *s, struct store_computer **o, size_t *n)
+{
+	return s->ops->computer_list(s->impl, o, n);
+}
+
+int
+store_bot_ensure(struct store *s, const char *c, const char *b,
+    struct store_bot *o)
+{
+	return s->ops->bot_ensure(s->impl, c, b, o);
+}
+
+int
+store_bot_update(struct store *s, const struct store_bot *b)
+{
+	return s->ops->bot_update(s->impl, b);
+}
+
+int
+store_lease_find(struct store *s, const char *c, const char *b,
+    const char *kind, struct store_lease *o)
+{
+	return s->ops->lease_find(s->impl, c, b, kind, o);
+}
+
+int
+store_lease_get(struct store *s, const char *id, struct store_lease *o)
+{
+	return s->ops->lease_get(s->impl, id, o);
+}
+
+int
+store_lease_put(struct store *s, const struct store_lease *l)
+{
+	return s->ops->lease_put(s->impl, l);
+}
+
+int
+store_lease_delete(struct store *s, const char *id)
+{
+	return s->ops->lease_delete(s->impl, id);
+}
+
+int
+store_lease_delete_computer(struct store *s, const char *c)
+{
+	return s->ops->lease_delete_computer(s->impl, c);
+}
+
+int
+store_lease_count_live(struct store *s, const char *c, int64_t now,
+    int64_t *n)
+{
+	return s->ops->lease_count_live(s->impl, c, now, n);
+}
+
+int
+store_run_open(struct store *s, const char *c, int64_t now, int64_t *id)
+{
+	return s->ops->run_open(s->impl, c, now, id);
+}
+
+int
+store_run_current(struct store *s, const char *c, struct store_run *o)
+{
+	return s->ops->run_current(s->impl, c, o);
+}
+
+int
+store_run_close(struct store *s, int64_t id, int64_t now, const char *why)
+{
+	return s->ops->run_close(s->impl, id, now, why);
+}
+
+int
+store_run_list(struct store *s, const char *c, struct store_run **o,
+    size_t *n)
+{
+	return s->ops->run_list(s->impl, c, o, n);
+}
+
+int
+store_event_add(struct store *s, struct store_event *ev)
+{
+	return s->ops->event_add(s->impl, ev);
+}
+
+int
+store_event_list(struct store *s, const char *c, int64_t after, size_t limit,
+    struct store_event **o, size_t *n)
+{
+	return s->ops->event_list(s->impl, c, after, limit, o, n);
+}

@@ -1,0 +1,142 @@
+/*
+ * The controller's state store (SPEC C-2): computers, bots, leases, runs,
+ * activity, maintenance operations and home revisions.  Callers see only
+ * this interface; store.c dispatches to a backend (store-sqlite.c today,
+ * PostgreSQL later) chosen by store_open().  Rows are plain structs with
+ * fixed-size strings so callers never manage backend memory.
+ *
+ * Read-modify-write sequences (lease grants) run between store_begin() and
+ * store_commit(): the backend takes its write lock at begin (SQLite BEGIN
+ * IMMEDIATE; SELECT ... FOR UPDATE on PostgreSQL), so several rakazoctl
+ * processes on one host serialise through it.  Every function returns 0 or
+ * an ERR_* code (ERR_NOT_FOUND for a missing row, ERR_STORE for the backend
+ * failing, ERR_BUSY when the lock could not be had within the busy timeout).
+ */
+#ifndef CONTROLLER_STORE_H
+#define CONTROLLER_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_ID_MAX	64
+#define STORE_REF_MAX	1024
+#define STORE_TEXT_MAX	2048
+
+struct store;
+
+struct store_computer {
+	char	 id[STORE_ID_MAX];
+	char	 provider[32];
+	char	 state[16];		/* stopped, running, deleted */
+	char	 ref[STORE_REF_MAX];	/* provider's JSON (pid, port, secret) */
+	int64_t	 created_ms;
+	int64_t	 updated_ms;
+	int64_t	 last_used_ms;		/* last tool call (idle stop, C-6) */
+};
+
+struct store_bot {
+	char	 computer[STORE_ID_MAX];
+	char	 bot[STORE_ID_MAX];
+	int64_t	 fence;			/* highest fence granted */
+	char	 run_state[24];		/* idle, running, waiting_takeover */
+};
+
+struct store_lease {
+	char	 id[STORE_ID_MAX];
+	char	 computer[STORE_ID_MAX];
+	char	 bot[STORE_ID_MAX];
+	char	 kind[16];		/* exec, control */
+	char	 holder[STORE_ID_MAX];
+	int64_t	 fence;
+	int64_t	 acquired_ms;
+	int64_t	 expires_ms;
+};
+
+struct store_run {
+	int64_t	 id;
+	char	 computer[STORE_ID_MAX];
+	int64_t	 started_ms;
+	int64_t	 ended_ms;		/* 0 while open */
+	char	 end_reason[24];	/* C-7; "" while open */
+};
+
+struct store_event {
+	int64_t	 id;
+	char	 computer[STORE_ID_MAX];
+	char	 bot[STORE_ID_MAX];
+	int64_t	 ts_ms;
+	char	 kind[32];		/* computer.command */
+	char	 tool[32];
+	int	 ok;
+	char	 text[STORE_TEXT_MAX];	/* redacted one-line summary */
+};
+
+/*
+ * Open the store named by url: "sqlite:PATH", or a plain directory (then
+ * DIR/state.db).  Creates and migrates the schema.  err gets a sentence.
+ */
+int	 store_open(struct store **out, const char *url, char *err,
+	    size_t errlen);
+void	 store_free(struct store *s);
+/* Backend name ("sqlite") and schema version, for health. */
+const char *store_backend(const struct store *s);
+int	 store_schema_version(struct store *s, int64_t *version);
+/* A trivial read; 0 when the store answers. */
+int	 store_health(struct store *s);
+
+int	 store_begin(struct store *s);
+int	 store_commit(struct store *s);
+void	 store_rollback(struct store *s);
+
+/* Computers.  create fails with ERR_EXISTS. */
+int	 store_computer_create(struct store *s, const struct store_computer *c);
+int	 store_computer_get(struct store *s, const char *id,
+	    struct store_computer *out);
+int	 store_computer_update(struct store *s, const struct store_computer *c);
+int	 store_computer_touch(struct store *s, const char *id, int64_t now_ms);
+int	 store_computer_delete(struct store *s, const char *id);
+/* *out is malloc'd (free it); *n rows. */
+int	 store_computer_list(struct store *s, struct store_computer **out,
+	    size_t *n);
+
+/* Bots: get creates nothing; ensure inserts {fence 0, idle} if absent. */
+int	 store_bot_ensure(struct store *s, const char *computer,
+	    const char *bot, struct store_bot *out);
+int	 store_bot_update(struct store *s, const struct store_bot *b);
+
+/* Leases: one row per (computer, bot, kind). */
+int	 store_lease_find(struct store *s, const char *computer,
+	    const char *bot, const char *kind, struct store_lease *out);
+int	 store_lease_get(struct store *s, const char *id,
+	    struct store_lease *out);
+/* Insert or replace the (computer, bot, kind) row. */
+int	 store_lease_put(struct store *s, const struct store_lease *l);
+int	 store_lease_delete(struct store *s, const char *id);
+/* Delete every lease of a computer (stop, delete). */
+int	 store_lease_delete_computer(struct store *s, const char *computer);
+/* Count leases not expired at now_ms on computer (idle stop). */
+int	 store_lease_count_live(struct store *s, const char *computer,
+	    int64_t now_ms, int64_t *n);
+
+/* Runs (C-7). */
+int	 store_run_open(struct store *s, const char *computer, int64_t now_ms,
+	    int64_t *id);
+/* The open run of computer, or ERR_NOT_FOUND. */
+int	 store_run_current(struct store *s, const char *computer,
+	    struct store_run *out);
+int	 store_run_close(struct store *s, int64_t id, int64_t now_ms,
+	    const char *reason);
+int	 store_run_list(struct store *s, const char *computer,
+	    struct store_run **out, size_t *n);
+
+/* Activity (G-30).  ev->id is set on insert. */
+int	 store_event_add(struct store *s, struct store_event *ev);
+/* Events of computer with id > after, oldest first, at most limit. */
+int	 store_event_list(struct store *s, const char *computer, int64_t after,
+	    size_t limit, struct store_event **out, size_t *n);
+
+/* Milliseconds since the epoch (CLOCK_REALTIME): rows are shared between
+ * processes, so a monotonic clock would not compare across them. */
+int64_t	 store_now_ms(void);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * computer_act (G-9 ... G-12): an ordered batch of input actions on the
+ * bot's desktop (guestd display.act).  Accepts "actions" (array) or one
+ * "action" object in any of the vocabularies guestd understands.
+ */
+#include "autoconf.h"
+
+#include <stdio.h>
+
+#include "err.h"
+#include "json.h"
+#include "tool.h"
+
+int	observe_open_desktop(struct tool_ctx *t, char *err, size_t errlen);
+
+static int
+act_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "actions", "action", NULL };
+	json_t	*acts = json_object_get(t->args, "actions");
+	json_t	*one = json_object_get(t->args, "action");
+	int	 r;
+
+	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+		return r;
+	if ((acts == NULL) == (one == NULL) ||
+	    (acts != NULL && (!json_is_array(acts) ||
+	    json_array_size(acts) == 0)) || (one != NULL &&
+	    !json_is_object(one))) {
+		snprintf(err, errlen, "give \"actions\" (a non-empty array) or "
+		    "one \"action\" object");
+		return ERR_BAD_REQUEST;
+	}
+	if ((r = observe_open_desktop(t, err, errlen)) != 0)
+		return r;
+	acts = acts != NULL ? json_incref(acts) : json_pack("[O]", one);
+	r = tool_guest(t, "display.act", json_pack("{s:o}", "actions", acts),
+	    1, NULL, 0, result, NULL, NULL, err, errlen);
+	snprintf(t->summary, sizeof t->summary, "act: %zu action(s)%s%s",
+	    json_array_size(acts), r != 0 ? " failed: " : "",
+	    r != 0 ? err : "");
+	return r;
+}
+
+const struct tool_entry tool_act_entry = {
+	.name = "computer_act",
+	.description = "Apply an ordered batch of mouse/keyboard actions to "
+	    "the bot's desktop; reports how many completed.",
+	.schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"actions\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
+	    "\"action\":{\"type\":\"object\"}}}",
+	.flags = TOOL_LEASE | TOOL_RECORD,
+	.fn = act_run,
+};

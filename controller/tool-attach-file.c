@@ -1,0 +1,69 @@
+/*
+ * attach_file (C-15): put a file into the bot's attachments folder,
+ * bots/<bot>/attachments/<name>, capped in size.  Recorded.
+ */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "json.h"
+#include "tool.h"
+
+#define ATTACH_MAX	(25 * 1024 * 1024)
+
+int	write_file_bytes(struct tool_ctx *t, const char *path,
+	    const void *data, size_t n, json_t **result, char *err,
+	    size_t errlen);
+int	write_file_content(json_t *args, void **data, size_t *n, char *err,
+	    size_t errlen);
+
+static int
+attach_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "name", "content",
+	    "content_base64", NULL };
+	const char	*name;
+	char		 e[JSONX_ERRLEN], path[512];
+	void		*data = NULL;
+	size_t		 n;
+	int		 r;
+
+	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+		return r;
+	if ((r = jsonx_str(t->args, "name", 255, &name, e)) != 0) {
+		snprintf(err, errlen, "%s", e);
+		return ERR_BAD_REQUEST;
+	}
+	if (strchr(name, '/') != NULL || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0) {
+		snprintf(err, errlen, "\"name\" is a file name, not a path");
+		return ERR_PATH_INVALID;
+	}
+	if ((r = write_file_content(t->args, &data, &n, err, errlen)) != 0)
+		return r;
+	if (n > ATTACH_MAX) {
+		free(data);
+		snprintf(err, errlen, "attachments are at most %d bytes",
+		    ATTACH_MAX);
+		return ERR_TOO_LARGE;
+	}
+	snprintf(path, sizeof path, "bots/%s/attachments/%s", t->bot, name);
+	r = write_file_bytes(t, path, data, n, result, err, errlen);
+	free(data);
+	return r;
+}
+
+const struct tool_entry tool_attach_file_entry = {
+	.name = "attach_file",
+	.description = "Store a file in the bot's attachments folder "
+	    "(bots/<bot>/attachments/).",
+	.schema = "{\"type\":\"object\",\"required\":[\"name\"],"
+	    "\"properties\":{\"name\":{\"type\":\"string\"},"
+	    "\"content\":{\"type\":\"string\"},"
+	    "\"content_base64\":{\"type\":\"string\"}}}",
+	.flags = TOOL_LEASE | TOOL_RECORD,
+	.fn = attach_run,
+};

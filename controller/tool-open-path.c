@@ -1,0 +1,48 @@
+/*
+ * open_path: open a workspace file or URL on the bot's desktop with
+ * xdg-open.  guestd gives a bot's commands DISPLAY and XAUTHORITY once it
+ * has a desktop, so the desktop is opened first.  The path travels in the
+ * environment, never spliced into the shell line.  Recorded.
+ */
+#include "autoconf.h"
+
+#include <stdio.h>
+
+#include "err.h"
+#include "json.h"
+#include "tool.h"
+
+int	observe_open_desktop(struct tool_ctx *t, char *err, size_t errlen);
+int	launch_app_detached(struct tool_ctx *t, const char *line,
+	    const char *var, json_t **result, char *err, size_t errlen);
+
+static int
+open_path_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "path", NULL };
+	const char	*path;
+	char		 e[JSONX_ERRLEN];
+	int		 r;
+
+	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+		return r;
+	if ((r = jsonx_str(t->args, "path", 4096, &path, e)) != 0) {
+		snprintf(err, errlen, "%s", e);
+		return ERR_BAD_REQUEST;
+	}
+	r = launch_app_detached(t, "xdg-open \"$RAKAZO_ARG\"", path, result,
+	    err, errlen);
+	snprintf(t->summary, sizeof t->summary, "opened %.512s%s%s", path,
+	    r != 0 ? ": " : "", r != 0 ? err : "");
+	return r;
+}
+
+const struct tool_entry tool_open_path_entry = {
+	.name = "open_path",
+	.description = "Open a workspace path or URL on the bot's desktop "
+	    "with its default application.",
+	.schema = "{\"type\":\"object\",\"required\":[\"path\"],"
+	    "\"properties\":{\"path\":{\"type\":\"string\"}}}",
+	.flags = TOOL_LEASE | TOOL_RECORD,
+	.fn = open_path_run,
+};

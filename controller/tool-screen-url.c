@@ -1,0 +1,71 @@
+/*
+ * screen_url: a view or control capability for the bot's screen (G-15),
+ * issued by guestd's capability.grant on the desktop opened on demand.
+ * The token is the URL's only secret; it is returned to the caller and
+ * never logged or recorded.
+ */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "err.h"
+#include "json.h"
+#include "tool.h"
+
+int	observe_open_desktop(struct tool_ctx *t, char *err, size_t errlen);
+int	screen_url_grant(struct tool_ctx *t, const char *policy,
+	    int64_t ttl, json_t **result, char *err, size_t errlen);
+
+int
+screen_url_grant(struct tool_ctx *t, const char *policy, int64_t ttl,
+    json_t **result, char *err, size_t errlen)
+{
+	json_t	*args;
+	int	 r;
+
+	if ((r = observe_open_desktop(t, err, errlen)) != 0)
+		return r;
+	args = json_pack("{s:s}", "policy", policy);
+	if (ttl > 0)
+		json_object_set_new(args, "ttl", json_integer(ttl));
+	return tool_guest(t, "capability.grant", args, 1, NULL, 0, result,
+	    NULL, NULL, err, errlen);
+}
+
+static int
+screen_url_run(struct tool_ctx *t, json_t **result, char *err,
+    size_t errlen)
+{
+	static const char *const keys[] = { "policy", "ttl", NULL };
+	const char	*policy = "view";
+	int64_t		 ttl = 0;
+	char		 e[JSONX_ERRLEN];
+	int		 r;
+
+	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+		return r;
+	if (((r = jsonx_str(t->args, "policy", 16, &policy, e)) != 0 &&
+	    r != ERR_NOT_FOUND) ||
+	    ((r = jsonx_int(t->args, "ttl", 1, 30 * 86400, &ttl, e)) != 0 &&
+	    r != ERR_NOT_FOUND)) {
+		snprintf(err, errlen, "%s", e);
+		return r;
+	}
+	if (strcmp(policy, "view") != 0 && strcmp(policy, "control") != 0) {
+		snprintf(err, errlen, "\"policy\" is view or control");
+		return ERR_BAD_REQUEST;
+	}
+	return screen_url_grant(t, policy, ttl, result, err, errlen);
+}
+
+const struct tool_entry tool_screen_url_entry = {
+	.name = "screen_url",
+	.description = "A capability URL path to watch (view) or drive "
+	    "(control) the bot's screen with a noVNC-compatible viewer.",
+	.schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"policy\":{\"enum\":[\"view\",\"control\"]},"
+	    "\"ttl\":{\"type\":\"integer\",\"minimum\":1}}}",
+	.flags = TOOL_LEASE,
+	.fn = screen_url_run,
+};

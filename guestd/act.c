@@ -1,0 +1,290 @@
+/*
+ * display.act (SPEC G-9 ... G-12): apply an ordered batch of actions to a
+ * bot's desktop through input.c, on the loop.
+ *
+ *  display.act {bot, actions:[...], scale?, fence?}   (mutating)
+ *    -> {completed, total, frame, cursor?{x,y}, screenshot_requested}
+ *    on failure an error whose object also carries done (actions
+ *    completed), failed (index) and uncertain (the failed action may have
+ *    acted); nothing is ever replayed.
+ *
+ * Waits and held keys do not block the loop: input_run() says how long to
+ * wait and a loop timer calls it again.  One batch runs per desktop at a
+ * time (a second gets BUSY), because concurrent batches would fight over
+ * the spare keycodes used for typing.
+ *
+ * Repeat guard (G-12): when a batch with input is the same as the
+ * previous one for that bot and the screen has not changed since that one
+ * ended, it is allowed once; the next identical repeat on an unchanged
+ * screen is refused with UNCHANGED_AFTER_REPEAT, steering the agent to the
+ * page-text tools instead of clicking blindly.
+ */
+#include "autoconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "act.h"
+#include "actions.h"
+#include "capture.h"
+#include "control.h"
+#include "display.h"
+#include "err.h"
+#include "input.h"
+#include "json.h"
+#include "log.h"
+#include "loop.h"
+#include "path.h"
+
+struct act_job;
+
+/* What we remember per bot between batches. */
+struct act_state {
+	char			 bot[65];
+	uint64_t		 gen;		/* display generation */
+	uint64_t		 sig;		/* hash of the last batch */
+	int			 has_sig;
+	uint64_t		 frame_end;	/* frame when it ended */
+	int			 repeats;	/* identical, screen unchanged */
+	struct act_job		*job;		/* the batch running now */
+	struct act_state	*next;
+};
+
+struct act_job {
+	struct control_stream	 s;	/* first: abort() gets this */
+	struct act_state	*st;
+	uint64_t		 gen;
+	uint64_t		 sig;
+	int			 repeat_unchanged;
+	struct actions_batch	*b;
+	struct input_exec	*ex;
+	struct loop_timer	*timer;
+};
+
+static struct act_state	*act_states;
+
+static struct act_state *
+act_state_get(const char *bot)
+{
+	struct act_state	*st;
+
+	for (st = act_states; st != NULL; st = st->next) {
+		if (strcmp(st->bot, bot) == 0)
+			return st;
+	}
+	st = xcalloc(1, sizeof *st);
+	snprintf(st->bot, sizeof st->bot, "%s", bot);
+	st->next = act_states;
+	act_states = st;
+	return st;
+}
+
+/* FNV-1a of the batch in a canonical form (sorted keys) plus its scale. */
+static uint64_t
+act_signature(json_t *args)
+{
+	json_t		*pick;
+	char		*s;
+	uint64_t	 h = 1469598103934665603ULL;
+	size_t		 i;
+
+	pick = json_pack("{s:O?,s:O?}", "actions",
+	    json_object_get(args, "actions"), "scale",
+	    json_object_get(args, "scale"));
+	s = json_dumps(pick, JSON_SORT_KEYS | JSON_COMPACT);
+	json_decref(pick);
+	if (s == NULL)
+		return 0;
+	for (i = 0; s[i] != '\0'; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	free(s);
+	return h;
+}
+
+/* The job's display, if it is still the one the batch started on. */
+static struct display *
+act_display(struct act_job *j)
+{
+	struct display	*d;
+
+	d = display_find(j->st->bot);
+	if (d == NULL || display_generation(d) != j->gen ||
+	    display_capture(d) == NULL)
+		return NULL;
+	return d;
+}
+
+static void
+act_job_free(struct act_job *j)
+{
+	loop_timer_cancel(j->timer);
+	if (act_display(j) != NULL)
+		input_exec_free(j->ex);
+	else
+		input_exec_abandon(j->ex);
+	actions_free(j->b);
+	if (j->st->job == j)
+		j->st->job = NULL;
+	control_stream_detach(&j->s);
+	free(j);
+}
+
+static int
+act_has_screenshot(const struct actions_batch *b)
+{
+	size_t	i;
+
+	for (i = 0; i < b->n; i++) {
+		if (b->v[i].kind == ACTION_SCREENSHOT ||
+		    b->v[i].kind == ACTION_ZOOM)
+			return 1;
+	}
+	return 0;
+}
+
+static void
+act_finish(struct act_job *j, struct display *d)
+{
+	const struct input_result	*res = input_result(j->ex);
+	struct control_conn		*c = j->s.conn;
+	struct capture			*cap = display_capture(d);
+	struct act_state		*st = j->st;
+	json_t				*out;
+
+	capture_sync(cap);
+	st->gen = j->gen;
+	st->sig = j->sig;
+	st->has_sig = actions_has_input(j->b);
+	st->frame_end = capture_frame(cap);
+	st->repeats = j->repeat_unchanged ? st->repeats + 1 : 0;
+	display_touch(d);
+	log_info("display.act", "bot=%s actions=%zu done=%zu code=%s",
+	    st->bot, j->b->n, res->done,
+	    res->code != 0 ? err_name(res->code) : "OK");
+	if (res->code != 0) {
+		control_reply_error_ex(c, j->s.id, res->code, res->msg,
+		    json_pack("{s:I,s:i,s:b}", "done", (json_int_t)res->done,
+		    "failed", res->failed, "uncertain", res->uncertain));
+	} else {
+		out = json_pack("{s:I,s:I,s:I,s:b}",
+		    "completed", (json_int_t)res->done,
+		    "total", (json_int_t)j->b->n,
+		    "frame", (json_int_t)st->frame_end,
+		    "screenshot_requested", act_has_screenshot(j->b));
+		if (out != NULL && res->has_cursor)
+			json_object_set_new(out, "cursor", json_pack("{s:i,s:i}",
+			    "x", res->cursor_x, "y", res->cursor_y));
+		control_reply(c, j->s.id, out);
+	}
+	act_job_free(j);
+}
+
+static void	act_step(void *);
+
+static void
+act_step(void *arg)
+{
+	struct act_job	*j = arg;
+	struct display	*d;
+	uint64_t	 delay = 0;
+
+	j->timer = NULL;
+	if ((d = act_display(j)) == NULL) {
+		/* Torn down under us: what was sent may have acted. */
+		control_reply_error_ex(j->s.conn, j->s.id, ERR_NO_DISPLAY,
+		    "(the desktop closed during the batch)",
+		    json_pack("{s:I,s:i,s:b}", "done",
+		    (json_int_t)input_result(j->ex)->done, "failed",
+		    (int)input_result(j->ex)->done, "uncertain", 1));
+		act_job_free(j);
+		return;
+	}
+	if (input_run(j->ex, &delay) == INPUT_AGAIN) {
+		j->timer = loop_timer_add(delay, act_step, j);
+		return;
+	}
+	act_finish(j, d);
+}
+
+static void
+act_abort(struct control_stream *s)
+{
+	/* The controller went away: stop, release held keys, no reply. */
+	act_job_free((struct act_job *)s);
+}
+
+static const struct control_stream_ops act_stream_ops = {
+	NULL, NULL, act_abort
+};
+
+int
+act_op(struct control_conn *c, uint32_t id, json_t *args, char *detail,
+    size_t detaillen)
+{
+	static const char *const keys[] = { "bot", "actions", "scale",
+	    "fence", NULL };
+	struct actions_error	 aerr;
+	struct actions_batch	*b = NULL;
+	struct act_state	*st;
+	struct act_job		*j;
+	struct display		*d;
+	struct capture		*cap;
+	const char		*bot;
+	uint64_t		 sig, frame;
+	int			 r, again;
+
+	if ((r = jsonx_only_keys(args, keys, detail)) != 0)
+		return r;
+	if ((r = jsonx_str(args, "bot", 64, &bot, detail)) != 0)
+		return r == ERR_NOT_FOUND ? ERR_BAD_REQUEST : r;
+	if (path_bot_valid(bot) != 0)
+		return ERR_INVALID_BOT;
+	if ((d = display_find(bot)) == NULL ||
+	    (cap = display_capture(d)) == NULL)
+		return ERR_NO_DISPLAY;
+	st = act_state_get(bot);
+	if (st->job != NULL) {
+		snprintf(detail, detaillen, "(a batch is running for %s)", bot);
+		return ERR_BUSY;
+	}
+	if ((r = actions_parse_args(args, &b, &aerr)) != 0) {
+		return control_reply_error_ex(c, id, r, aerr.msg,
+		    json_pack("{s:i,s:i,s:b}", "done", 0, "failed", aerr.index,
+		    "uncertain", 0)) == 0 ? 0 : ERR_NOMEM;
+	}
+
+	capture_sync(cap);
+	frame = capture_frame(cap);
+	sig = act_signature(args);
+	again = actions_has_input(b) && st->has_sig &&
+	    st->gen == display_generation(d) && st->sig == sig &&
+	    st->frame_end == frame;
+	if (again && st->repeats >= 1) {
+		actions_free(b);
+		log_info("display.act", "bot=%s refused=unchanged_after_repeat",
+		    bot);
+		return ERR_UNCHANGED_REPEAT;
+	}
+
+	j = xcalloc(1, sizeof *j);
+	j->st = st;
+	j->gen = display_generation(d);
+	j->sig = sig;
+	j->repeat_unchanged = again;
+	j->b = b;
+	if ((r = input_exec_new(capture_xdisplay(cap), b, &j->ex,
+	    &aerr)) != 0) {
+		actions_free(b);
+		free(j);
+		return control_reply_error_ex(c, id, r, aerr.msg,
+		    json_pack("{s:i,s:i,s:b}", "done", 0, "failed", aerr.index,
+		    "uncertain", 0)) == 0 ? 0 : ERR_NOMEM;
+	}
+	st->job = j;
+	control_stream_attach(c, &j->s, id, &act_stream_ops);
+	display_touch(d);
+	act_step(j);
+	return 0;
+}

@@ -1,0 +1,671 @@
+/*
+ * The screen gateway: websockets to capabilities' Unix sockets.
+ *
+ * Per viewer (struct gateway_conn, lws's per-session data):
+ *
+ *   browser --ws--> [in: raw bytes] --framer--> whole RFB messages --> up
+ *   browser <--ws-- [out: one chunk] <---------------------------------- up
+ *
+ * "up" is a connection to the capability's socket, adopted into the loop.
+ * Right after connecting we send the client ProtocolVersion libvncserver
+ * expects ("pre-feed", so it need not sniff 100 ms for a websocket) and
+ * drop the browser's own copy when it arrives.  Downstream, one chunk at
+ * most waits for the browser: we stop reading up until lws says the
+ * websocket is writeable again.  Upstream, whole messages only (a half
+ * message would make libvncserver block the loop), view viewers' input
+ * messages are dropped here as well as in rfb.c, and nothing is forwarded
+ * while the viewer's RFB output is backed up (it is not reading), so
+ * libvncserver is never asked for an update it could not write at once.
+ */
+#include "autoconf.h"
+
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <libwebsockets.h>
+
+#include "capability.h"
+#include "control.h"
+#include "err.h"
+#include "gateway.h"
+#include "log.h"
+#include "loop.h"
+#include "rfb.h"
+#include "token.h"
+
+#define GW_CHUNK	(64 * 1024)
+#define GW_IN_MAX	(RFB_MSG_MAX + 64 * 1024)
+#define GW_BACKLOG	(256 * 1024)	/* RFB bytes waiting for the viewer */
+#define GW_UP_SNDBUF	(4 * 1024 * 1024)
+#define GW_URI_MAX	512
+
+enum gw_closer { GW_BY_NONE, GW_BY_CLIENT, GW_BY_UPSTREAM, GW_BY_REVOKED };
+
+struct gateway_conn {
+	struct lws		*wsi;
+	const struct capability	*cap;	/* NULL once revoked */
+	char			 token[TOKEN_STRLEN + 1];	/* filter -> est. */
+	char			 id[17];
+	int			 control;
+	int			 established;
+	uint64_t		 start_ms;
+	enum gw_closer		 closed_by;
+	int			 up_seen;	/* upstream sent its first byte */
+
+	struct loop_fd		*up;
+	uint8_t			*out;		/* LWS_PRE + GW_CHUNK */
+	size_t			 outlen;	/* 0: nothing in flight */
+
+	struct rfb_framer	 fr;
+	int			 version_seen;
+	uint8_t			*in;		/* raw bytes from the browser */
+	size_t			 inlen, incap;
+	uint8_t			*pend;		/* framed, not yet written up */
+	size_t			 pendlen, pendoff, pendcap;
+	int			 rx_paused;
+
+	struct gateway_conn	*next;
+};
+
+static struct lws_vhost		*gw_vh;
+static int			 gw_port_bound;
+static char			 gw_page_dir[PATH_MAX];
+static struct gateway_conn	*gw_conns;
+static unsigned			 gw_nconns;
+
+static int	gw_cb(struct lws *, enum lws_callback_reasons, void *, void *,
+		    size_t);
+
+static struct lws_protocols gw_protocols[] = {
+	{ "binary", gw_cb, sizeof(struct gateway_conn), GW_CHUNK, 0, NULL, 0 },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 }
+};
+
+int
+gateway_port(void)
+{
+	return gw_port_bound;
+}
+
+unsigned
+gateway_count(void)
+{
+	return gw_nconns;
+}
+
+/* ---- diagnostics (C-14) -------------------------------------------------- */
+
+static void
+gw_new_id(char id[17])
+{
+	unsigned char	r[8];
+	int		i;
+
+	if (token_random(r, sizeof r) != 0)
+		memset(r, 0, sizeof r);
+	for (i = 0; i < 8; i++)
+		snprintf(id + 2 * i, 3, "%02x", r[i]);
+}
+
+static const char *
+gw_policy(const struct gateway_conn *g)
+{
+	if (g == NULL || !g->established)
+		return "unknown";
+	return g->control ? "control" : "view";
+}
+
+/* Log and broadcast; steals body (extra fields). */
+static void
+gw_event(const char *name, const char *cid, const char *policy, json_t *body)
+{
+	char		 line[512], *s;
+
+	if (body == NULL)
+		body = json_object();
+	json_object_set_new(body, "connection_id", json_string(cid));
+	json_object_set_new(body, "policy", json_string(policy));
+	s = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
+	log_info(name, "detail=%s", log_quote(line, sizeof line,
+	    s != NULL ? s : "{}"));
+	free(s);
+	control_broadcast(name, body);
+}
+
+static void
+gw_reject(const char *reason)
+{
+	char	cid[17];
+
+	gw_new_id(cid);
+	gw_event("screen.proxy.target_rejected", cid, "unknown",
+	    json_pack("{s:s}", "reason", reason));
+}
+
+/* ---- closing ------------------------------------------------------------- */
+
+static void
+gw_close(struct gateway_conn *g, enum gw_closer by)
+{
+	if (g->closed_by == GW_BY_NONE)
+		g->closed_by = by;
+	loop_fd_close(g->up);
+	g->up = NULL;
+	/* Closes on the next service turn, whatever the browser does. */
+	lws_set_timeout(g->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT,
+	    LWS_TO_KILL_ASYNC);
+}
+
+static void
+gw_error(struct gateway_conn *g, const char *why)
+{
+	gw_event("screen.proxy.websocket_error", g->id, gw_policy(g),
+	    json_pack("{s:s}", "error", why));
+	gw_close(g, GW_BY_CLIENT);
+}
+
+void
+gateway_drop(const struct capability *cap)
+{
+	struct gateway_conn	*g;
+
+	for (g = gw_conns; g != NULL; g = g->next) {
+		if (g->cap == cap) {
+			g->cap = NULL;
+			gw_close(g, GW_BY_REVOKED);
+		}
+	}
+}
+
+/* ---- browser -> RFB ------------------------------------------------------ */
+
+static size_t
+gw_up_backlog(struct gateway_conn *g)
+{
+	int	n = 0;
+
+	if (g->up == NULL || ioctl(loop_fd_get(g->up), FIONREAD, &n) == -1)
+		return 0;
+	return (size_t)n;
+}
+
+static void
+gw_rx_pause(struct gateway_conn *g, int on)
+{
+	if (g->rx_paused == on)
+		return;
+	g->rx_paused = on;
+	lws_rx_flow_control(g->wsi, on ? 0 : 1);
+}
+
+/* Write pending framed bytes up; 1 when all went. */
+static int
+gw_write_up(struct gateway_conn *g)
+{
+	ssize_t	n;
+
+	while (g->pendoff < g->pendlen) {
+		n = write(loop_fd_get(g->up), g->pend + g->pendoff,
+		    g->pendlen - g->pendoff);
+		if (n > 0) {
+			g->pendoff += (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			loop_fd_want_write(g->up);
+			return 0;
+		}
+		gw_close(g, GW_BY_UPSTREAM);
+		return 0;
+	}
+	g->pendoff = g->pendlen = 0;
+	return 1;
+}
+
+static void
+gw_pend_add(struct gateway_conn *g, const uint8_t *p, size_t n)
+{
+	if (g->pendlen + n > g->pendcap) {
+		g->pendcap = g->pendlen + n;
+		g->pend = xrealloc(g->pend, g->pendcap);
+	}
+	memcpy(g->pend + g->pendlen, p, n);
+	g->pendlen += n;
+}
+
+/*
+ * Frame what the browser sent and hand whole messages up, unless the
+ * viewer's output is backed up or a write is pending: then stop reading
+ * the websocket until that clears.
+ */
+static void
+gw_flush_in(struct gateway_conn *g)
+{
+	size_t	used = 0;
+	ssize_t	len;
+	int	type, held = 0;
+
+	if (g->up == NULL)
+		return;
+	if (g->pendlen > 0 && !gw_write_up(g)) {
+		gw_rx_pause(g, 1);
+		return;
+	}
+	while (used < g->inlen) {
+		if (gw_up_backlog(g) > GW_BACKLOG) {
+			held = 1;
+			break;
+		}
+		len = rfb_frame_next(&g->fr, g->in + used, g->inlen - used,
+		    &type);
+		if (len == 0)
+			break;
+		if (len < 0) {
+			gw_error(g, len == ERR_TOO_LARGE ? "message_too_large" :
+			    "protocol_error");
+			return;
+		}
+		if (!g->version_seen) {
+			/* Pre-fed already; a viewer wanting another version
+			 * cannot be served. */
+			g->version_seen = 1;
+			if (len != RFB_VERSION_LEN || memcmp(g->in + used,
+			    RFB_CLIENT_VERSION, RFB_VERSION_LEN) != 0) {
+				gw_event("screen.proxy.websocket_handshake_failed",
+				    g->id, gw_policy(g), json_pack("{s:s}",
+				    "error", "unsupported_rfb_version"));
+				gw_close(g, GW_BY_CLIENT);
+				return;
+			}
+		} else if (!(g->control == 0 && rfb_msg_is_input(type)))
+			gw_pend_add(g, g->in + used, (size_t)len);
+		used += (size_t)len;
+		if (g->pendlen > 0 && !gw_write_up(g)) {
+			held = 1;
+			break;
+		}
+	}
+	if (used > 0) {
+		memmove(g->in, g->in + used, g->inlen - used);
+		g->inlen -= used;
+	}
+	if (g->up == NULL)
+		return;
+	gw_rx_pause(g, held);
+}
+
+static void
+gw_on_receive(struct gateway_conn *g, const void *in, size_t len)
+{
+	if (g->up == NULL)
+		return;
+	if (len > GW_IN_MAX - g->inlen) {
+		gw_error(g, "message_too_large");
+		return;
+	}
+	if (g->inlen + len > g->incap) {
+		g->incap = g->inlen + len < 4096 ? 4096 : g->inlen + len;
+		g->in = xrealloc(g->in, g->incap);
+	}
+	memcpy(g->in + g->inlen, in, len);
+	g->inlen += len;
+	gw_flush_in(g);
+}
+
+/* ---- RFB -> browser ------------------------------------------------------ */
+
+static void
+gw_up_cb(struct loop_fd *lf, int events, void *arg)
+{
+	struct gateway_conn	*g = arg;
+	ssize_t			 n;
+
+	if (events & LOOP_HUP) {
+		g->up = NULL;	/* the loop frees it after this callback */
+		gw_close(g, GW_BY_UPSTREAM);
+		return;
+	}
+	if (events & LOOP_WRITE) {
+		gw_flush_in(g);
+		if (g->up == NULL)
+			return;
+	}
+	if (!(events & LOOP_READ) || g->outlen > 0)
+		return;
+	n = read(loop_fd_get(lf), g->out + LWS_PRE, GW_CHUNK);
+	if (n > 0) {
+		g->up_seen = 1;
+		g->outlen = (size_t)n;
+		/* One chunk in flight: read again once it is written. */
+		loop_fd_want_read(lf, 0);
+		lws_callback_on_writable(g->wsi);
+	} else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		gw_close(g, GW_BY_UPSTREAM);
+}
+
+static int
+gw_writeable(struct gateway_conn *g)
+{
+	if (g->outlen > 0) {
+		if (lws_write(g->wsi, g->out + LWS_PRE, g->outlen,
+		    LWS_WRITE_BINARY) < (int)g->outlen)
+			return -1;
+		g->outlen = 0;
+	}
+	if (g->up == NULL)
+		return g->closed_by != GW_BY_NONE ? -1 : 0;
+	loop_fd_want_read(g->up, 1);
+	/* Room downstream may unblock held requests. */
+	if (g->inlen > 0)
+		gw_flush_in(g);
+	return 0;
+}
+
+/* ---- upgrade ------------------------------------------------------------- */
+
+/*
+ * Token from /screen/<t>, /?token=<t> or /websockify?token=<t> into
+ * tok; 0, or the C-14 reason to refuse with.
+ */
+static const char *
+gw_parse_target(struct lws *wsi, char *tok, size_t toklen)
+{
+	char	uri[GW_URI_MAX], arg[GW_URI_MAX];
+	int	i, n, found = 0;
+
+	tok[0] = '\0';
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) >= GW_URI_MAX ||
+	    lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) <= 0)
+		return "invalid_path";
+	if (strncmp(uri, "/screen/", 8) == 0) {
+		if (strlen(uri + 8) >= toklen)
+			return "invalid_path";
+		snprintf(tok, toklen, "%s", uri + 8);
+	} else if (strcmp(uri, "/") == 0 || strcmp(uri, "/websockify") == 0) {
+		for (i = 0; i < 16; i++) {
+			n = lws_hdr_copy_fragment(wsi, arg, sizeof arg,
+			    WSI_TOKEN_HTTP_URI_ARGS, i);
+			if (n < 0)
+				break;
+			if (strncmp(arg, "token=", 6) != 0)
+				continue;
+			if (found++ || strlen(arg + 6) >= toklen)
+				return "invalid_path";
+			snprintf(tok, toklen, "%s", arg + 6);
+		}
+		explicit_bzero(arg, sizeof arg);
+		if (!found)
+			return "invalid_path";
+	} else
+		return "invalid_path";
+	explicit_bzero(uri, sizeof uri);
+	if (!capability_token_wellformed(tok, strlen(tok)))
+		return "invalid_path";
+	return NULL;
+}
+
+static int
+gw_filter(struct gateway_conn *g, struct lws *wsi)
+{
+	char		 tok[TOKEN_STRLEN + 2];
+	const char	*why;
+
+	why = gw_parse_target(wsi, tok, sizeof tok);
+	if (why == NULL && capability_find(tok, strlen(tok)) == NULL)
+		why = "authority_rejected";
+	if (why != NULL || g == NULL) {
+		explicit_bzero(tok, sizeof tok);
+		gw_reject(why != NULL ? why : "authority_unavailable");
+		return -1;
+	}
+	snprintf(g->token, sizeof g->token, "%s", tok);
+	explicit_bzero(tok, sizeof tok);
+	return 0;
+}
+
+static int
+gw_connect_up(struct gateway_conn *g, const struct capability *cap)
+{
+	struct sockaddr_un	 sun;
+	int			 fd, sz = GW_UP_SNDBUF;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s",
+	    capability_socket(cap));
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1)
+		return err_from_errno(errno);
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1 ||
+	    write(fd, RFB_CLIENT_VERSION, RFB_VERSION_LEN) != RFB_VERSION_LEN) {
+		close(fd);
+		return ERR_CONNECT;
+	}
+	if ((g->up = loop_fd_add(fd, gw_up_cb, g)) == NULL)
+		return ERR_INTERNAL;
+	return 0;
+}
+
+static int
+gw_established(struct gateway_conn *g, struct lws *wsi)
+{
+	const struct capability	*cap;
+
+	g->wsi = wsi;
+	g->start_ms = loop_now_ms();
+	gw_new_id(g->id);
+	cap = capability_find(g->token, strlen(g->token));
+	explicit_bzero(g->token, sizeof g->token);
+	g->next = gw_conns;
+	gw_conns = g;
+	gw_nconns++;
+	if (cap == NULL) {
+		/* Revoked between the filter and now. */
+		g->closed_by = GW_BY_REVOKED;
+		gw_event("screen.proxy.websocket_handshake_failed", g->id,
+		    "unknown", json_pack("{s:s}", "error", "revoked"));
+		return -1;
+	}
+	g->cap = cap;
+	g->control = capability_control(cap);
+	g->established = 1;
+	g->out = xmalloc(LWS_PRE + GW_CHUNK);
+	if (gw_connect_up(g, cap) != 0) {
+		g->closed_by = GW_BY_UPSTREAM;
+		gw_event("screen.proxy.websocket_handshake_failed", g->id,
+		    gw_policy(g), json_pack("{s:s}", "error",
+		    "upstream_unreachable"));
+		return -1;
+	}
+	gw_event("screen.proxy.websocket_upgraded", g->id, gw_policy(g),
+	    json_pack("{s:s}", "capability_id", capability_id(cap)));
+	return 0;
+}
+
+static void
+gw_closed(struct gateway_conn *g)
+{
+	static const char *const by[] = { "client", "client", "upstream",
+	    "revoked" };
+	struct gateway_conn	**pp;
+
+	for (pp = &gw_conns; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == g) {
+			*pp = g->next;
+			gw_nconns--;
+			break;
+		}
+	}
+	loop_fd_close(g->up);
+	g->up = NULL;
+	if (g->established)
+		gw_event("screen.proxy.websocket_closed", g->id, gw_policy(g),
+		    json_pack("{s:I,s:s,s:b}", "duration_ms",
+		    (json_int_t)(loop_now_ms() - g->start_ms), "closed_by",
+		    by[g->closed_by], "upstream_handshake", g->up_seen));
+	free(g->out);
+	free(g->in);
+	free(g->pend);
+	g->out = g->in = g->pend = NULL;
+	g->established = 0;
+}
+
+/* ---- plain HTTP: the page directory -------------------------------------- */
+
+static const char *
+gw_mime(const char *path)
+{
+	static const struct { const char *ext, *mime; } m[] = {
+		{ ".html", "text/html; charset=utf-8" },
+		{ ".js", "text/javascript" },
+		{ ".mjs", "text/javascript" },
+		{ ".css", "text/css" },
+		{ ".json", "application/json" },
+		{ ".svg", "image/svg+xml" },
+		{ ".png", "image/png" },
+		{ ".ico", "image/x-icon" },
+		{ ".woff2", "font/woff2" },
+		{ ".txt", "text/plain; charset=utf-8" },
+	};
+	const char	*dot = strrchr(path, '.');
+	size_t		 i;
+
+	for (i = 0; dot != NULL && i < sizeof m / sizeof m[0]; i++) {
+		if (strcmp(dot, m[i].ext) == 0)
+			return m[i].mime;
+	}
+	return "application/octet-stream";
+}
+
+/* Only plain relative names: no "..", no hidden files, a small alphabet. */
+static int
+gw_path_ok(const char *uri)
+{
+	const char	*p;
+
+	if (uri[0] != '/' || uri[1] == '\0' || strlen(uri) > 200)
+		return 0;
+	for (p = uri; *p != '\0'; p++) {
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '/' || *p == '.' ||
+		    *p == '-' || *p == '_'))
+			return 0;
+		if (*p == '/' && (p[1] == '.' || p[1] == '/' || p[1] == '\0'))
+			return 0;
+	}
+	return 1;
+}
+
+static int
+gw_http_status(struct lws *wsi, unsigned int code)
+{
+	if (lws_return_http_status(wsi, code, NULL))
+		return -1;
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+static int
+gw_http(struct lws *wsi, const char *uri)
+{
+	static const char	 hdr[] = "Cache-Control: no-transform\r\n"
+	    "X-Content-Type-Options: nosniff\r\n";
+	char			 path[PATH_MAX];
+	struct stat		 st;
+	int			 n;
+
+	if (gw_page_dir[0] == '\0' || !gw_path_ok(uri))
+		return gw_http_status(wsi, HTTP_STATUS_NOT_FOUND);
+	if (snprintf(path, sizeof path, "%s%s", gw_page_dir, uri) >=
+	    (int)sizeof path || stat(path, &st) == -1 || !S_ISREG(st.st_mode))
+		return gw_http_status(wsi, HTTP_STATUS_NOT_FOUND);
+	n = lws_serve_http_file(wsi, path, gw_mime(path), hdr,
+	    (int)sizeof hdr - 1);
+	if (n < 0 || (n > 0 && lws_http_transaction_completed(wsi)))
+		return -1;
+	return 0;
+}
+
+static int
+gw_add_headers(struct lws *wsi, void *in)
+{
+	struct lws_process_html_args	*a = in;
+	static const char		 v[] = "no-transform";
+
+	(void)wsi;
+	if (lws_add_http_header_by_name(wsi, (const unsigned char *)
+	    "cache-control:", (const unsigned char *)v, (int)sizeof v - 1,
+	    (unsigned char **)&a->p, (unsigned char *)a->p + a->max_len))
+		return -1;
+	return 0;
+}
+
+static int
+gw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	struct gateway_conn	*g = user;
+
+	switch (reason) {
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		return gw_filter(g, wsi);
+	case LWS_CALLBACK_ADD_HEADERS:
+		return gw_add_headers(wsi, in);
+	case LWS_CALLBACK_ESTABLISHED:
+		return gw_established(g, wsi);
+	case LWS_CALLBACK_RECEIVE:
+		gw_on_receive(g, in, len);
+		return 0;
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+		return gw_writeable(g);
+	case LWS_CALLBACK_CLOSED:
+		gw_closed(g);
+		return 0;
+	case LWS_CALLBACK_HTTP:
+		return gw_http(wsi, in != NULL ? (const char *)in : "");
+	case LWS_CALLBACK_HTTP_FILE_COMPLETION:
+		return lws_http_transaction_completed(wsi) ? -1 : 0;
+	default:
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
+	}
+}
+
+int
+gateway_start(struct lws_context *ctx, const char *host, int port,
+    const char *page_dir)
+{
+	struct lws_context_creation_info	info;
+
+	if (page_dir != NULL && *page_dir != '\0') {
+		if (realpath(page_dir, gw_page_dir) == NULL)
+			return ERR_CONFIG;
+	}
+	memset(&info, 0, sizeof info);
+	info.port = port;
+	info.iface = host;
+	info.protocols = gw_protocols;
+	info.vhost_name = "gateway";
+	info.gid = -1;
+	info.uid = -1;
+	/* lws ignores an IPv4 iface while IPv6 is on (MACHINE-NOTES). */
+	if (strchr(host, ':') == NULL)
+		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	if ((gw_vh = lws_create_vhost(ctx, &info)) == NULL)
+		return ERR_CONNECT;
+	gw_port_bound = lws_get_vhost_listen_port(gw_vh);
+	log_info("gateway.listening", "addr=%s port=%d pages=%s", host,
+	    gw_port_bound, gw_page_dir[0] != '\0' ? "yes" : "no");
+	return 0;
+}

@@ -1,0 +1,45 @@
+/*
+ * The screen gateway (SPEC G-13, G-14, G-17, G-34, C-14): one HTTP port
+ * (a second lws vhost in guestd's one context and loop) for every
+ * desktop.
+ *
+ *   GET /screen/<token>              websocket (subprotocol "binary" or
+ *   GET /?token=<token>              none) carrying RFB to and from the
+ *   GET /websockify?token=<token>    capability's display
+ *   GET /<file>                      a static file from the page
+ *                                    directory (embed.html, noVNC), when
+ *                                    one is configured
+ *
+ * A bad path or token is refused before the upgrade completes, so no RFB
+ * byte is ever sent to it.  Every response carries Cache-Control:
+ * no-transform.  Each viewer gets a connection to its capability's Unix
+ * socket; at most one chunk per viewer is in flight towards the browser,
+ * and nothing more is read from RFB until it is written, so a viewer that
+ * stops reading costs a bounded amount of memory.
+ *
+ * Diagnostics (C-14), logged and sent to every controller, each with a
+ * random connection_id and the policy, never a token or URL:
+ * screen.proxy.target_rejected {reason: invalid_path|authority_rejected},
+ * screen.proxy.websocket_upgraded, screen.proxy.websocket_handshake_failed,
+ * screen.proxy.websocket_error {error}, screen.proxy.websocket_closed
+ * {duration_ms, closed_by: client|upstream|revoked, upstream_handshake}.
+ */
+#ifndef GUESTD_GATEWAY_H
+#define GUESTD_GATEWAY_H
+
+struct capability;
+struct lws_context;
+
+/*
+ * Listen on host:port (port 0 picks one) in ctx; page_dir (or NULL)
+ * holds static files.  0 or ERR_*.
+ */
+int	 gateway_start(struct lws_context *ctx, const char *host, int port,
+	    const char *page_dir);
+/* The bound port, 0 when the gateway is off. */
+int	 gateway_port(void);
+/* Close every websocket of cap now (closed_by revoked). */
+void	 gateway_drop(const struct capability *cap);
+unsigned gateway_count(void);
+
+#endif

@@ -1,0 +1,776 @@
+/*
+ * input: XTest injection of a parsed batch, as a resumable executor.
+ *
+ * Each input_run() applies actions in order and XSyncs after each one, so
+ * an X error is charged to the action that caused it and "done" counts only
+ * actions the server accepted.  Time-taking steps (wait, hold, the pause
+ * before the keymap is restored, long text) end the call with INPUT_AGAIN
+ * and a delay instead of sleeping, so guestd's loop keeps serving.
+ *
+ * Typing: a character on the keymap at level 0 or 1 (shift) is typed with
+ * its keycode.  Any other character gets a spare keycode (one with no
+ * keysym at all) remapped to it.  Clients translate keycodes with their
+ * own copy of the map, refreshed when MappingNotify arrives, so a keycode
+ * is never remapped while events typed with its previous meaning may still
+ * be unread: within a round each spare carries one character, and between
+ * rounds and before the final restore we give clients time to catch up.
+ */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <X11/Xlib.h>
+#include <X11/keysym.h>
+#include <X11/extensions/XTest.h>
+
+#include "err.h"
+#include "actions.h"
+#include "input.h"
+
+#define INPUT_TYPE_CHUNK	256	/* characters per run call */
+#define INPUT_SETTLE_MS		50	/* before spares are reused */
+#define INPUT_RESTORE_MS	100	/* before the keymap is restored */
+#define INPUT_DRAG_STEP_PX	16	/* distance between drag motions */
+#define INPUT_DRAG_STEPS_MAX	32	/* motions per drag segment */
+#define INPUT_SPARES_MAX	64
+#define INPUT_HELD_MAX		(ACTIONS_KEYSPEC_MAX + 1)
+
+enum input_state {
+	INPUT_ST_ACTIONS,	/* applying b->v[i] */
+	INPUT_ST_RESTORE,	/* keymap restore pending */
+	INPUT_ST_DONE
+};
+
+struct input_spare {
+	KeyCode		 kc;
+	unsigned long	 sym;	/* what it carries now; 0 = nothing */
+	int		 round;	/* round in which sym was typed */
+};
+
+struct input_exec {
+	Display			*dpy;
+	int			 screen;
+	const struct actions_batch *b;
+	enum input_state	 state;
+	size_t			 i;		/* current action */
+	int			 phase;		/* within it */
+	size_t			 pos;		/* next code point of type */
+	int			 sent;		/* a fake event was sent */
+	int			 restore_waited;
+	struct input_result	 res;
+
+	/* Keymap snapshot and the spares remapped in this batch. */
+	int			 min_kc, max_kc, per;
+	KeySym			*map;
+	struct input_spare	 spares[INPUT_SPARES_MAX];
+	int			 nspares;
+	int			 round;
+	int			 remapped;
+
+	/* Keycodes pressed by a hold, released on resume or free. */
+	KeyCode			 held[INPUT_HELD_MAX];
+	int			 nheld;
+};
+
+/* Xlib's error handler is per process: record, never exit. */
+static int	 input_xerr_code;
+
+static int
+input_xerror(Display *dpy, XErrorEvent *e)
+{
+	if (input_xerr_code == 0)
+		input_xerr_code = e->error_code;
+	return 0;
+}
+
+static void input_fail(struct input_exec *, int, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+input_fail(struct input_exec *ex, int code, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	ex->res.code = code;
+	ex->res.failed = (int)ex->i;
+	ex->res.uncertain = ex->sent;
+	n = snprintf(ex->res.msg, sizeof(ex->res.msg), "action %zu: ", ex->i);
+	if (n < 0 || (size_t)n >= sizeof(ex->res.msg))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(ex->res.msg + n, sizeof(ex->res.msg) - n, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- keymap -------------------------------------------------------------- */
+
+static int
+input_keymap_load(struct input_exec *ex)
+{
+	int	 kc, j, empty;
+
+	XDisplayKeycodes(ex->dpy, &ex->min_kc, &ex->max_kc);
+	ex->map = XGetKeyboardMapping(ex->dpy, (KeyCode)ex->min_kc,
+	    ex->max_kc - ex->min_kc + 1, &ex->per);
+	if (ex->map == NULL || ex->per < 1)
+		return ERR_X;
+	/* Spares: keycodes with no keysym at all, from the top down. */
+	for (kc = ex->max_kc; kc >= ex->min_kc &&
+	    ex->nspares < INPUT_SPARES_MAX; kc--) {
+		empty = 1;
+		for (j = 0; j < ex->per; j++)
+			if (ex->map[(kc - ex->min_kc) * ex->per + j] !=
+			    NoSymbol)
+				empty = 0;
+		if (empty)
+			ex->spares[ex->nspares++].kc = (KeyCode)kc;
+	}
+	return 0;
+}
+
+static int
+input_is_spare(struct input_exec *ex, int kc)
+{
+	int	 j;
+
+	for (j = 0; j < ex->nspares; j++)
+		if (ex->spares[j].kc == kc)
+			return 1;
+	return 0;
+}
+
+/* Keycode and shift level of sym on the keymap proper; 0 when absent. */
+static KeyCode
+input_keymap_find(struct input_exec *ex, unsigned long sym, int *shift)
+{
+	int	 kc, lvl;
+
+	for (lvl = 0; lvl < 2 && lvl < ex->per; lvl++)
+		for (kc = ex->min_kc; kc <= ex->max_kc; kc++)
+			if (ex->map[(kc - ex->min_kc) * ex->per + lvl] ==
+			    (KeySym)sym && !input_is_spare(ex, kc)) {
+				*shift = lvl;
+				return (KeyCode)kc;
+			}
+	return 0;
+}
+
+static void
+input_spare_set(struct input_exec *ex, struct input_spare *s,
+    unsigned long sym)
+{
+	KeySym	*row = &ex->map[(s->kc - ex->min_kc) * ex->per];
+	int	 j;
+
+	for (j = 0; j < ex->per; j++)
+		row[j] = (j < 2) ? (KeySym)sym : NoSymbol;
+	XChangeKeyboardMapping(ex->dpy, s->kc, ex->per, row, 1);
+	s->sym = sym;
+	s->round = ex->round;
+	ex->remapped = 1;
+}
+
+/*
+ * Keycode for sym: on the keymap, already on a spare, or remapped onto a
+ * spare not used in this round.  Returns 0 with *busy set when every
+ * spare is taken in this round (the caller waits and starts a new one),
+ * 0 without *busy when there are no spares at all.
+ */
+static KeyCode
+input_keycode(struct input_exec *ex, unsigned long sym, int *shift,
+    int *busy)
+{
+	struct input_spare	*s;
+	KeyCode			 kc;
+	int			 j;
+
+	*busy = 0;
+	*shift = 0;
+	if ((kc = input_keymap_find(ex, sym, shift)) != 0)
+		return kc;
+	/* Already carried by a spare: keep it, and keep it this round. */
+	for (j = 0; j < ex->nspares; j++) {
+		s = &ex->spares[j];
+		if (s->sym == sym) {
+			s->round = ex->round;
+			return s->kc;
+		}
+	}
+	for (j = 0; j < ex->nspares; j++) {
+		s = &ex->spares[j];
+		if (s->sym == 0 || s->round != ex->round) {
+			input_spare_set(ex, s, sym);
+			return s->kc;
+		}
+	}
+	*busy = ex->nspares > 0;
+	return 0;
+}
+
+static void
+input_keymap_restore(struct input_exec *ex)
+{
+	struct input_spare	*s;
+	KeySym			*row;
+	int			 i, j;
+
+	if (!ex->remapped)
+		return;
+	for (i = 0; i < ex->nspares; i++) {
+		s = &ex->spares[i];
+		if (s->sym == 0)
+			continue;
+		row = &ex->map[(s->kc - ex->min_kc) * ex->per];
+		for (j = 0; j < ex->per; j++)
+			row[j] = NoSymbol;
+		XChangeKeyboardMapping(ex->dpy, s->kc, ex->per, row, 1);
+		s->sym = 0;
+	}
+	ex->remapped = 0;
+	XSync(ex->dpy, False);
+}
+
+/* ---- primitive events ---------------------------------------------------- */
+
+static void
+input_key(struct input_exec *ex, KeyCode kc, int down)
+{
+	XTestFakeKeyEvent(ex->dpy, kc, down ? True : False, CurrentTime);
+	ex->sent = 1;
+}
+
+static void
+input_button(struct input_exec *ex, int button, int down)
+{
+	XTestFakeButtonEvent(ex->dpy, (unsigned)button, down ? True : False,
+	    CurrentTime);
+	ex->sent = 1;
+}
+
+static void
+input_motion(struct input_exec *ex, int x, int y)
+{
+	XTestFakeMotionEvent(ex->dpy, ex->screen, x, y, CurrentTime);
+	ex->sent = 1;
+}
+
+/*
+ * Press the keys of one chord (keysyms up to a 0 separator) in order,
+ * adding Shift when a key sits on the shift level and the chord has no
+ * Shift of its own.  Pressed keycodes are appended to ex->held.
+ */
+static int
+input_chord_press(struct input_exec *ex, const unsigned long *syms,
+    size_t n)
+{
+	KeyCode	 kc, shift_kc = 0;
+	int	 shift, busy, need_shift = 0, has_shift = 0;
+	size_t	 k;
+
+	for (k = 0; k < n; k++)
+		if (syms[k] == XK_Shift_L || syms[k] == XK_Shift_R)
+			has_shift = 1;
+	for (k = 0; k < n; k++) {
+		if ((kc = input_keycode(ex, syms[k], &shift, &busy)) == 0) {
+			input_fail(ex, ERR_KEY_UNKNOWN, "no keycode is free "
+			    "for keysym 0x%lx", syms[k]);
+			return ERR_KEY_UNKNOWN;
+		}
+		if (shift && !has_shift && !need_shift) {
+			need_shift = 1;
+			shift_kc = XKeysymToKeycode(ex->dpy, XK_Shift_L);
+			if (shift_kc != 0 && ex->nheld < INPUT_HELD_MAX) {
+				input_key(ex, shift_kc, 1);
+				ex->held[ex->nheld++] = shift_kc;
+			}
+		}
+		if (ex->nheld < INPUT_HELD_MAX) {
+			input_key(ex, kc, 1);
+			ex->held[ex->nheld++] = kc;
+		}
+	}
+	return 0;
+}
+
+static void
+input_release_held(struct input_exec *ex)
+{
+	while (ex->nheld > 0)
+		input_key(ex, ex->held[--ex->nheld], 0);
+}
+
+static int
+input_mods_press(struct input_exec *ex, const struct action *a)
+{
+	if (a->nmods == 0)
+		return 0;
+	return input_chord_press(ex, a->mods, (size_t)a->nmods);
+}
+
+/* ---- actions ------------------------------------------------------------- */
+
+static int
+input_do_click(struct input_exec *ex, const struct action *a)
+{
+	int	 k, r;
+
+	if (a->has_xy)
+		input_motion(ex, a->x, a->y);
+	if ((r = input_mods_press(ex, a)) != 0)
+		return r;
+	for (k = 0; k < a->count; k++) {
+		input_button(ex, a->button, 1);
+		input_button(ex, a->button, 0);
+	}
+	input_release_held(ex);
+	return 0;
+}
+
+static void
+input_drag_segment(struct input_exec *ex, int x0, int y0, int x1, int y1)
+{
+	int	 dx = x1 - x0, dy = y1 - y0, adx, ady, steps, s;
+
+	adx = dx < 0 ? -dx : dx;
+	ady = dy < 0 ? -dy : dy;
+	steps = (adx > ady ? adx : ady) / INPUT_DRAG_STEP_PX;
+	if (steps > INPUT_DRAG_STEPS_MAX)
+		steps = INPUT_DRAG_STEPS_MAX;
+	if (steps < 1)
+		steps = 1;
+	for (s = 1; s <= steps; s++)
+		input_motion(ex, x0 + dx * s / steps, y0 + dy * s / steps);
+}
+
+static int
+input_do_drag(struct input_exec *ex, const struct action *a)
+{
+	Window	 rw, cw;
+	int	 x, y, wx, wy, r;
+	unsigned mask;
+	size_t	 k;
+
+	if (a->from_current) {
+		if (!XQueryPointer(ex->dpy, RootWindow(ex->dpy, ex->screen),
+		    &rw, &cw, &x, &y, &wx, &wy, &mask)) {
+			input_fail(ex, ERR_X, "the pointer is on another "
+			    "screen");
+			return ERR_X;
+		}
+	} else {
+		x = a->path[0].x;
+		y = a->path[0].y;
+		input_motion(ex, x, y);
+	}
+	if ((r = input_mods_press(ex, a)) != 0)
+		return r;
+	input_button(ex, a->button, 1);
+	for (k = 1; k < a->npath; k++) {
+		input_drag_segment(ex, x, y, a->path[k].x, a->path[k].y);
+		x = a->path[k].x;
+		y = a->path[k].y;
+	}
+	input_button(ex, a->button, 0);
+	input_release_held(ex);
+	return 0;
+}
+
+static void
+input_wheel(struct input_exec *ex, int clicks, int neg_button,
+    int pos_button)
+{
+	int	 b = clicks < 0 ? neg_button : pos_button, k;
+
+	if (clicks < 0)
+		clicks = -clicks;
+	for (k = 0; k < clicks; k++) {
+		input_button(ex, b, 1);
+		input_button(ex, b, 0);
+	}
+}
+
+static int
+input_do_scroll(struct input_exec *ex, const struct action *a)
+{
+	int	 r;
+
+	if (a->has_xy)
+		input_motion(ex, a->x, a->y);
+	if ((r = input_mods_press(ex, a)) != 0)
+		return r;
+	input_wheel(ex, a->scroll_y, 4, 5);
+	input_wheel(ex, a->scroll_x, 6, 7);
+	input_release_held(ex);
+	return 0;
+}
+
+/* Chords in sequence: press in order, release in reverse, then the next. */
+static int
+input_do_key(struct input_exec *ex, const struct action *a)
+{
+	size_t	 start = 0, end;
+	int	 r;
+
+	while (start < a->nkeys) {
+		for (end = start; end < a->nkeys && a->keys[end] != 0; end++)
+			;
+		if ((r = input_chord_press(ex, a->keys + start,
+		    end - start)) != 0)
+			return r;
+		input_release_held(ex);
+		start = end + 1;
+	}
+	return 0;
+}
+
+static unsigned long
+input_char_keysym(uint32_t cp)
+{
+	if (cp == '\n' || cp == '\r')
+		return XK_Return;
+	if (cp == '\t')
+		return XK_Tab;
+	if ((cp >= 0x20 && cp <= 0x7e) || (cp >= 0xa0 && cp <= 0xff))
+		return cp;
+	return 0x01000000UL | cp;
+}
+
+/*
+ * Type up to INPUT_TYPE_CHUNK characters.  Returns 0 when the text is
+ * done, 1 to come back after *delay_ms, or an error.
+ */
+static int
+input_do_type(struct input_exec *ex, const struct action *a,
+    uint64_t *delay_ms)
+{
+	KeyCode	 kc, shift_kc;
+	size_t	 end = ex->pos + INPUT_TYPE_CHUNK;
+	int	 shift, busy;
+
+	shift_kc = XKeysymToKeycode(ex->dpy, XK_Shift_L);
+	for (; ex->pos < a->ntext && ex->pos < end; ex->pos++) {
+		kc = input_keycode(ex, input_char_keysym(a->text[ex->pos]),
+		    &shift, &busy);
+		if (kc == 0 && busy) {
+			/* Every spare carries a character of this round. */
+			ex->round++;
+			*delay_ms = INPUT_SETTLE_MS;
+			return 1;
+		}
+		if (kc == 0) {
+			input_fail(ex, ERR_KEY_UNKNOWN, "no keycode is free "
+			    "to type U+%04X", a->text[ex->pos]);
+			return ERR_KEY_UNKNOWN;
+		}
+		if (shift && shift_kc != 0)
+			input_key(ex, shift_kc, 1);
+		input_key(ex, kc, 1);
+		input_key(ex, kc, 0);
+		if (shift && shift_kc != 0)
+			input_key(ex, shift_kc, 0);
+	}
+	if (ex->pos < a->ntext) {
+		*delay_ms = 0;	/* let the loop breathe between chunks */
+		return 1;
+	}
+	return 0;
+}
+
+static int
+input_do_cursor(struct input_exec *ex)
+{
+	Window	 rw, cw;
+	int	 x, y, wx, wy;
+	unsigned mask;
+
+	if (!XQueryPointer(ex->dpy, RootWindow(ex->dpy, ex->screen), &rw, &cw,
+	    &x, &y, &wx, &wy, &mask)) {
+		input_fail(ex, ERR_X, "the pointer is on another screen");
+		return ERR_X;
+	}
+	ex->res.has_cursor = 1;
+	ex->res.cursor_x = x;
+	ex->res.cursor_y = y;
+	return 0;
+}
+
+/* One step of the current action: 0 done, 1 again after *delay_ms, <0. */
+static int
+input_step(struct input_exec *ex, uint64_t *delay_ms)
+{
+	const struct action	*a = &ex->b->v[ex->i];
+	int			 r;
+
+	switch (a->kind) {
+	case ACTION_MOVE:
+		if ((r = input_mods_press(ex, a)) != 0)
+			return r;
+		input_motion(ex, a->x, a->y);
+		input_release_held(ex);
+		return 0;
+	case ACTION_CLICK:
+		return input_do_click(ex, a);
+	case ACTION_DOWN:
+	case ACTION_UP:
+		if (a->has_xy)
+			input_motion(ex, a->x, a->y);
+		input_button(ex, a->button, a->kind == ACTION_DOWN);
+		return 0;
+	case ACTION_DRAG:
+		return input_do_drag(ex, a);
+	case ACTION_SCROLL:
+		return input_do_scroll(ex, a);
+	case ACTION_KEY:
+		return input_do_key(ex, a);
+	case ACTION_TYPE:
+		return input_do_type(ex, a, delay_ms);
+	case ACTION_HOLD:
+		if (ex->phase == 0) {
+			if ((r = input_chord_press(ex, a->keys,
+			    a->nkeys)) != 0)
+				return r;
+			ex->phase = 1;
+			*delay_ms = (uint64_t)a->duration_ms;
+			return 1;
+		}
+		input_release_held(ex);
+		return 0;
+	case ACTION_WAIT:
+		if (ex->phase == 0) {
+			ex->phase = 1;
+			*delay_ms = (uint64_t)a->duration_ms;
+			return 1;
+		}
+		return 0;
+	case ACTION_CURSOR_POSITION:
+		return input_do_cursor(ex);
+	case ACTION_SCREENSHOT:
+	case ACTION_ZOOM:
+		return 0;	/* markers: the caller observes */
+	}
+	input_fail(ex, ERR_INTERNAL, "unknown action kind");
+	return ERR_INTERNAL;
+}
+
+/* ---- the executor -------------------------------------------------------- */
+
+static int
+input_point_ok(int x, int y, int w, int h)
+{
+	return x >= 0 && y >= 0 && x < w && y < h;
+}
+
+static int
+input_check_bounds(const struct actions_batch *b, int w, int h,
+    struct actions_error *err)
+{
+	const struct action	*a;
+	size_t			 i, k;
+	int			 ok;
+
+	for (i = 0; i < b->n; i++) {
+		a = &b->v[i];
+		ok = !a->has_xy || input_point_ok(a->x, a->y, w, h);
+		for (k = 0; ok && k < a->npath; k++)
+			if (!(k == 0 && a->from_current))
+				ok = input_point_ok(a->path[k].x,
+				    a->path[k].y, w, h);
+		if (ok && a->kind == ACTION_ZOOM)
+			ok = a->region[2] <= w && a->region[3] <= h;
+		if (!ok) {
+			err->code = ERR_COORDINATES;
+			err->index = (int)i;
+			snprintf(err->msg, sizeof(err->msg), "action %zu: a "
+			    "point lies outside the %dx%d screen", i, w, h);
+			return ERR_COORDINATES;
+		}
+	}
+	return 0;
+}
+
+int
+input_exec_new(Display *dpy, const struct actions_batch *b,
+    struct input_exec **out, struct actions_error *err)
+{
+	struct input_exec	*ex = NULL;
+	int			 ev, er, maj, min, r = ERR_INTERNAL;
+
+	*out = NULL;
+	memset(err, 0, sizeof(*err));
+	err->index = -1;
+	if (!XTestQueryExtension(dpy, &ev, &er, &maj, &min)) {
+		r = err->code = ERR_X;
+		snprintf(err->msg, sizeof(err->msg), "the X server has no "
+		    "XTEST extension");
+		goto out;
+	}
+	if ((r = input_check_bounds(b, DisplayWidth(dpy, DefaultScreen(dpy)),
+	    DisplayHeight(dpy, DefaultScreen(dpy)), err)) != 0)
+		goto out;
+	if ((ex = calloc(1, sizeof(*ex))) == NULL) {
+		r = err->code = ERR_NOMEM;
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+		goto out;
+	}
+	ex->dpy = dpy;
+	ex->screen = DefaultScreen(dpy);
+	ex->b = b;
+	ex->res.failed = -1;
+	if ((r = input_keymap_load(ex)) != 0) {
+		err->code = r;
+		snprintf(err->msg, sizeof(err->msg), "the keymap could not "
+		    "be read");
+		goto out;
+	}
+	/* Our fake events must not wait behind another client's grab. */
+	XTestGrabControl(dpy, True);
+	*out = ex;
+	ex = NULL;
+	r = 0;
+out:
+	input_exec_free(ex);
+	return r;
+}
+
+/* Sync and charge any X error to the current action. */
+static int
+input_sync(struct input_exec *ex)
+{
+	XSync(ex->dpy, False);
+	if (input_xerr_code == 0)
+		return 0;
+	input_fail(ex, ERR_X, "the X server refused a request (error %d)",
+	    input_xerr_code);
+	input_xerr_code = 0;
+	return ERR_X;
+}
+
+static int
+input_run_actions(struct input_exec *ex, uint64_t *delay_ms)
+{
+	int	 r;
+
+	while (ex->i < ex->b->n) {
+		r = input_step(ex, delay_ms);
+		if (r < 0 || input_sync(ex) != 0) {
+			/* Failure was recorded; let go of anything held. */
+			input_release_held(ex);
+			XSync(ex->dpy, False);
+			input_xerr_code = 0;
+			return 0;
+		}
+		if (r == 1)
+			return 1;
+		ex->res.done++;
+		ex->i++;
+		ex->phase = 0;
+		ex->pos = 0;
+		ex->sent = 0;
+	}
+	return 0;
+}
+
+int
+input_run(struct input_exec *ex, uint64_t *delay_ms)
+{
+	int	(*old)(Display *, XErrorEvent *);
+	int	 ret = INPUT_DONE;
+
+	*delay_ms = 0;
+	old = XSetErrorHandler(input_xerror);
+	input_xerr_code = 0;
+	for (;;) {
+		if (ex->state == INPUT_ST_ACTIONS) {
+			if (input_run_actions(ex, delay_ms) == 1) {
+				ret = INPUT_AGAIN;
+				break;
+			}
+			ex->state = INPUT_ST_RESTORE;
+		} else if (ex->state == INPUT_ST_RESTORE) {
+			if (ex->remapped && !ex->restore_waited) {
+				/* Clients still translating our text. */
+				ex->restore_waited = 1;
+				*delay_ms = INPUT_RESTORE_MS;
+				ret = INPUT_AGAIN;
+				break;
+			}
+			input_keymap_restore(ex);
+			input_xerr_code = 0;
+			ex->state = INPUT_ST_DONE;
+		} else
+			break;
+	}
+	XSetErrorHandler(old);
+	return ret;
+}
+
+const struct input_result *
+input_result(const struct input_exec *ex)
+{
+	return &ex->res;
+}
+
+void
+input_exec_free(struct input_exec *ex)
+{
+	int	(*old)(Display *, XErrorEvent *);
+
+	if (ex == NULL)
+		return;
+	if (ex->state != INPUT_ST_DONE && ex->map != NULL) {
+		old = XSetErrorHandler(input_xerror);
+		input_release_held(ex);
+		input_keymap_restore(ex);
+		XSync(ex->dpy, False);
+		input_xerr_code = 0;
+		XSetErrorHandler(old);
+	}
+	if (ex->map != NULL)
+		XFree(ex->map);
+	free(ex);
+}
+
+int
+input_apply_blocking(Display *dpy, const struct actions_batch *b,
+    struct input_result *res)
+{
+	struct input_exec	*ex;
+	struct actions_error	 err;
+	struct timespec		 ts;
+	uint64_t		 delay;
+	int			 r;
+
+	memset(res, 0, sizeof(*res));
+	res->failed = -1;
+	if ((r = input_exec_new(dpy, b, &ex, &err)) != 0) {
+		res->code = r;
+		res->failed = err.index;
+		memcpy(res->msg, err.msg, sizeof(res->msg));
+		return r;
+	}
+	while (input_run(ex, &delay) == INPUT_AGAIN) {
+		ts.tv_sec = (time_t)(delay / 1000);
+		ts.tv_nsec = (long)(delay % 1000) * 1000000L;
+		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+			;
+	}
+	*res = *input_result(ex);
+	input_exec_free(ex);
+	return res->code;
+}
+
+void
+input_exec_abandon(struct input_exec *ex)
+{
+	if (ex == NULL)
+		return;
+	if (ex->map != NULL)
+		XFree(ex->map);
+	free(ex);
+}

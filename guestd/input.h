@@ -1,0 +1,72 @@
+/*
+ * input: apply a parsed action batch (actions.h) to an X display with
+ * XTest, in order (SPEC G-9, G-10).  The executor is a state machine so
+ * waits and held keys never block guestd's loop: input_run() works until
+ * the batch needs time to pass, then returns INPUT_AGAIN with the delay
+ * after which the caller (a loop timer) must call it again.
+ *
+ * Before anything is sent every coordinate is checked against the screen;
+ * one off-screen point refuses the whole batch (ERR_COORDINATES).  Text off
+ * the keymap is typed by mapping a spare keycode to the character for the
+ * moment; the keymap is restored before the batch reports done.  An X error
+ * after a fake event was sent makes the failing action "uncertain": it may
+ * have had an effect, and nothing is ever replayed.
+ *
+ * The Display belongs to the caller (display.c); input only borrows it,
+ * installs its own X error handler while it runs, and puts the previous
+ * one back before returning.
+ */
+#ifndef GUESTD_INPUT_H
+#define GUESTD_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <X11/Xlib.h>
+
+#include "actions.h"
+
+#define INPUT_DONE	0	/* the batch finished; see input_result() */
+#define INPUT_AGAIN	1	/* call input_run() again after *delay_ms */
+
+struct input_result {
+	size_t		 done;		/* actions completed, in order */
+	int		 failed;	/* index of the failed action, -1 */
+	int		 code;		/* 0 or an err.h code */
+	int		 uncertain;	/* the failed action may have acted */
+	char		 msg[ACTIONS_ERRLEN];
+	/* The last cursor_position action, in real pixels. */
+	int		 has_cursor;
+	int		 cursor_x, cursor_y;
+};
+
+struct input_exec;
+
+/*
+ * Prepare to apply b (borrowed: it must outlive the executor) to dpy.
+ * Checks XTest and the screen bounds; on failure returns a code with err
+ * filled (index of the off-screen action) and nothing was sent.
+ */
+int	 input_exec_new(Display *dpy, const struct actions_batch *b,
+	    struct input_exec **out, struct actions_error *err);
+
+/* Returns INPUT_DONE or INPUT_AGAIN (then *delay_ms is set). */
+int	 input_run(struct input_exec *, uint64_t *delay_ms);
+
+const struct input_result *input_result(const struct input_exec *);
+
+/*
+ * Stop early if still running: held keys are released and the keymap is
+ * restored at once.  NULL is a no-op.
+ */
+void	 input_exec_free(struct input_exec *);
+/* The display is already gone: free without any X call. */
+void	 input_exec_abandon(struct input_exec *);
+
+/*
+ * Run a whole batch, sleeping through its waits.  For tools and tests
+ * only, never on guestd's loop.  Returns the result's code.
+ */
+int	 input_apply_blocking(Display *dpy, const struct actions_batch *b,
+	    struct input_result *res);
+
+#endif

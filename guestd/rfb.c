@@ -1,0 +1,599 @@
+/*
+ * RFB per display with libvncserver, driven from guestd's one loop.
+ *
+ * The framebuffer libvncserver serves IS capture.c's shared-memory
+ * segment (32-bit BGRX, i.e. pixel value 0x00RRGGBB little-endian): no
+ * copy.  capture.c reports each grabbed box through its damage hook; we
+ * mark it modified and pump once per loop turn (a zero-delay one-shot
+ * timer coalesces the boxes of one turn).  Viewers' sockets are watched by
+ * adopting a dup() into the loop (lws closes what it adopts; libvncserver
+ * closes its own).  Nothing polls: an idle display with viewers costs no
+ * CPU.
+ *
+ * libvncserver blocks in two places, both made harmless: rfbReadExact on
+ * a half message (the gateway delivers whole messages, and maxClientWait
+ * is short for the debug port's TCP viewers), and rfbWriteExact when an
+ * update is larger than the socket's send buffer (we ask for a buffer
+ * larger than a full raw frame, and the gateway stops feeding requests
+ * while a viewer's output is backed up).
+ */
+#include "autoconf.h"
+
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <X11/Xlib.h>
+#include <X11/extensions/XTest.h>
+
+#include <rfb/rfb.h>
+
+#include "capture.h"
+#include "display.h"
+#include "err.h"
+#include "log.h"
+#include "loop.h"
+#include "rfb.h"
+
+#define RFB_SNDBUF		(8 * 1024 * 1024)
+#define RFB_CLIENT_WAIT_MS	500	/* a half message from a TCP viewer */
+#define RFB_BUTTONS		8
+/* Not named by libvncserver 0.9.14's headers. */
+#define RFB_MSG_CONTINUOUS	150
+#define RFB_MSG_FENCE		248
+
+struct rfb_viewer {
+	struct rfb		*r;
+	rfbClientPtr		 cl;
+	struct loop_fd		*lf;	/* a dup of cl->sock, for readiness */
+	const void		*owner;
+	int			 control;
+	int			 buttons;	/* last button mask injected */
+};
+
+struct rfb {
+	struct display		*d;
+	struct capture		*cap;
+	rfbScreenInfoPtr	 s;
+	struct loop_timer	*pump;
+	struct loop_fd		*listen_lf;	/* debug port */
+	struct rfb		*next;
+};
+
+static struct rfb	*rfb_list;
+static int		 rfb_debug_on;
+static int		 rfb_debug_control;
+static in_addr_t	 rfb_debug_addr;
+static int		 rfb_debug_base = 5900;
+static int		 rfb_log_set;
+
+/* Set while rfbNewClient runs: who the new viewer belongs to. */
+static struct {
+	int		 set;
+	const void	*owner;
+	int		 control;
+} rfb_pending;
+
+/* ---- libvncserver's log -------------------------------------------------- */
+
+static void
+rfb_log_quiet(const char *fmt, ...)
+{
+	(void)fmt;
+}
+
+static void
+rfb_log_err(const char *fmt, ...)
+{
+	char	buf[256], q[300];
+	va_list	ap;
+	size_t	n;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	n = strlen(buf);
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	log_debug("rfb.lib", "msg=%s", log_quote(q, sizeof q, buf));
+}
+
+/* ---- settings ------------------------------------------------------------ */
+
+int
+rfb_set_debug(const char *addr, int base, int control)
+{
+	struct in_addr	in;
+
+	if (addr == NULL || inet_pton(AF_INET, addr, &in) != 1 ||
+	    (ntohl(in.s_addr) >> 24) != 127)
+		return ERR_CONFIG;
+	if (base < 1 || base > 65535)
+		return ERR_CONFIG;
+	rfb_debug_on = 1;
+	rfb_debug_addr = in.s_addr;
+	rfb_debug_base = base;
+	rfb_debug_control = control ? 1 : 0;
+	return 0;
+}
+
+/* ---- pumping ------------------------------------------------------------- */
+
+static void
+rfb_pump_now(struct rfb *r)
+{
+	/* Reads ready viewers (whole messages), sends pending updates and
+	 * reaps closed viewers (rfb_client_gone). */
+	rfbProcessEvents(r->s, 0);
+}
+
+static void
+rfb_pump_timer(void *arg)
+{
+	struct rfb	*r = arg;
+
+	r->pump = NULL;
+	rfb_pump_now(r);
+}
+
+static void
+rfb_pump_soon(struct rfb *r)
+{
+	if (r->pump == NULL)
+		r->pump = loop_timer_add(0, rfb_pump_timer, r);
+}
+
+static void
+rfb_damage(struct capture *cap, const struct capture_box *box, void *arg)
+{
+	struct rfb	*r = arg;
+
+	(void)cap;
+	if (box->w <= 0 || box->h <= 0)
+		return;
+	rfbMarkRectAsModified(r->s, box->x, box->y, box->x + box->w,
+	    box->y + box->h);
+	rfb_pump_soon(r);
+}
+
+static void
+rfb_viewer_fd_cb(struct loop_fd *lf, int events, void *arg)
+{
+	struct rfb_viewer	*v = arg;
+
+	if (events & LOOP_HUP)
+		v->lf = NULL;
+	(void)lf;
+	/* The viewer may be freed inside: do not touch v afterwards. */
+	rfb_pump_now(v->r);
+}
+
+/* ---- input of control viewers -------------------------------------------- */
+
+static Display *
+rfb_xdpy(struct rfb *r)
+{
+	return r->cap != NULL ? capture_xdisplay(r->cap) : NULL;
+}
+
+static void
+rfb_ptr_event(int mask, int x, int y, rfbClientPtr cl)
+{
+	struct rfb_viewer	*v = cl->clientData;
+	Display			*dpy;
+	int			 b, changed;
+
+	if (v == NULL || !v->control || cl->viewOnly ||
+	    (dpy = rfb_xdpy(v->r)) == NULL)
+		return;
+	XTestFakeMotionEvent(dpy, -1, x, y, CurrentTime);
+	changed = mask ^ v->buttons;
+	for (b = 0; b < RFB_BUTTONS; b++) {
+		if (changed & (1 << b))
+			XTestFakeButtonEvent(dpy, (unsigned)b + 1,
+			    (mask & (1 << b)) ? True : False, CurrentTime);
+	}
+	v->buttons = mask;
+	XFlush(dpy);
+	display_touch(v->r->d);
+	rfbDefaultPtrAddEvent(mask, x, y, cl);
+}
+
+static void
+rfb_kbd_event(rfbBool down, rfbKeySym sym, rfbClientPtr cl)
+{
+	struct rfb_viewer	*v = cl->clientData;
+	Display			*dpy;
+	KeyCode			 kc;
+
+	if (v == NULL || !v->control || cl->viewOnly ||
+	    (dpy = rfb_xdpy(v->r)) == NULL)
+		return;
+	if ((kc = XKeysymToKeycode(dpy, (KeySym)sym)) == 0)
+		return;
+	XTestFakeKeyEvent(dpy, kc, down ? True : False, CurrentTime);
+	XFlush(dpy);
+	display_touch(v->r->d);
+}
+
+/* Clipboard from viewers is not taken yet; view viewers never. */
+static void
+rfb_cut_text(char *str, int len, rfbClientPtr cl)
+{
+	(void)str;
+	(void)len;
+	(void)cl;
+}
+
+/* ---- viewers ------------------------------------------------------------- */
+
+static void
+rfb_client_gone(rfbClientPtr cl)
+{
+	struct rfb_viewer	*v = cl->clientData;
+
+	if (v == NULL)
+		return;
+	cl->clientData = NULL;
+	loop_fd_close(v->lf);
+	free(v);
+}
+
+static enum rfbNewClientAction
+rfb_new_client(rfbClientPtr cl)
+{
+	struct rfb		*r = cl->screen->screenData;
+	struct rfb_viewer	*v;
+	int			 dfd, sz = RFB_SNDBUF;
+
+	v = xcalloc(1, sizeof *v);
+	v->r = r;
+	v->cl = cl;
+	if (rfb_pending.set) {
+		v->owner = rfb_pending.owner;
+		v->control = rfb_pending.control;
+	} else
+		v->control = rfb_debug_control;	/* the debug port */
+	cl->clientData = v;
+	cl->clientGoneHook = rfb_client_gone;
+	cl->viewOnly = v->control ? FALSE : TRUE;
+	/* A full raw frame must fit, or rfbWriteExact stalls the loop. */
+	(void)setsockopt(cl->sock, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+	if ((dfd = fcntl(cl->sock, F_DUPFD_CLOEXEC, 3)) == -1 ||
+	    (v->lf = loop_fd_add(dfd, rfb_viewer_fd_cb, v)) == NULL) {
+		cl->clientData = NULL;
+		free(v);
+		return RFB_CLIENT_REFUSE;
+	}
+	log_debug("rfb.viewer", "slot=%d control=%d", display_slot(r->d),
+	    v->control);
+	return RFB_CLIENT_ACCEPT;
+}
+
+static void
+rfb_listen_cb(struct loop_fd *lf, int events, void *arg)
+{
+	struct rfb	*r = arg;
+
+	(void)lf;
+	if (events & LOOP_HUP) {
+		r->listen_lf = NULL;
+		return;
+	}
+	/* rfbCheckFds accepts; rfb_new_client takes it from there. */
+	rfb_pump_now(r);
+}
+
+/* ---- screens ------------------------------------------------------------- */
+
+static struct rfb *
+rfb_lookup(struct display *d)
+{
+	struct rfb	*r;
+
+	for (r = rfb_list; r != NULL; r = r->next) {
+		if (r->d == d)
+			return r;
+	}
+	return NULL;
+}
+
+static void
+rfb_debug_listen(struct rfb *r)
+{
+	char	a[INET_ADDRSTRLEN];
+	int	dfd;
+
+	r->s->port = rfb_debug_base + display_slot(r->d);
+	r->s->listenInterface = rfb_debug_addr;
+	inet_ntop(AF_INET, &rfb_debug_addr, a, sizeof a);
+	if (r->s->port > 65535)
+		return;
+	rfbInitServer(r->s);
+	if (r->s->listenSock == RFB_INVALID_SOCKET) {
+		log_warn("rfb.debug_listen_failed", "addr=%s port=%d", a,
+		    r->s->port);
+		return;
+	}
+	if ((dfd = fcntl(r->s->listenSock, F_DUPFD_CLOEXEC, 3)) != -1)
+		r->listen_lf = loop_fd_add(dfd, rfb_listen_cb, r);
+	log_info("rfb.debug_listening", "addr=%s port=%d slot=%d", a,
+	    r->s->port, display_slot(r->d));
+}
+
+int
+rfb_screen(struct display *d, struct rfb **out)
+{
+	struct capture	*cap;
+	struct rfb	*r;
+	const uint8_t	*px;
+	size_t		 stride;
+	int		 w, h, argc = 0;
+
+	*out = NULL;
+	if ((r = rfb_lookup(d)) != NULL) {
+		*out = r;
+		return 0;
+	}
+	if ((cap = display_capture(d)) == NULL)
+		return ERR_NO_DISPLAY;
+	if (!rfb_log_set) {
+		rfbLog = rfb_log_quiet;
+		rfbErr = rfb_log_err;
+		rfb_log_set = 1;
+	}
+	px = capture_pixels(cap, &w, &h, &stride);
+	r = xcalloc(1, sizeof *r);
+	r->d = d;
+	r->cap = cap;
+	if ((r->s = rfbGetScreen(&argc, NULL, w, h, 8, 3, 4)) == NULL) {
+		free(r);
+		return ERR_NOMEM;
+	}
+	r->s->screenData = r;
+	r->s->desktopName = "rakazo";
+	/* capture's segment: 0x00RRGGBB little-endian, stride from X. */
+	r->s->frameBuffer = (char *)(uintptr_t)px;
+	r->s->paddedWidthInBytes = (int)stride;
+	r->s->serverFormat.redShift = 16;
+	r->s->serverFormat.greenShift = 8;
+	r->s->serverFormat.blueShift = 0;
+	r->s->port = 0;
+	r->s->ipv6port = 0;
+	r->s->autoPort = FALSE;
+	r->s->httpPort = 0;
+	r->s->httpDir = NULL;
+	r->s->deferUpdateTime = 0;
+	r->s->maxClientWait = RFB_CLIENT_WAIT_MS;
+	r->s->alwaysShared = TRUE;
+	r->s->neverShared = FALSE;
+	r->s->newClientHook = rfb_new_client;
+	r->s->ptrAddEvent = rfb_ptr_event;
+	r->s->kbdAddEvent = rfb_kbd_event;
+	r->s->setXCutText = rfb_cut_text;
+	r->s->setXCutTextUTF8 = rfb_cut_text;
+	if (rfb_debug_on)
+		rfb_debug_listen(r);
+	else
+		rfbInitServer(r->s);
+	capture_set_damage_cb(cap, rfb_damage, r);
+	r->next = rfb_list;
+	rfb_list = r;
+	*out = r;
+	return 0;
+}
+
+void
+rfb_display_ready(struct display *d)
+{
+	struct rfb	*r;
+
+	if (rfb_debug_on)
+		(void)rfb_screen(d, &r);
+}
+
+void
+rfb_display_closing(struct display *d)
+{
+	struct rfb	*r, **pp;
+
+	for (pp = &rfb_list; (r = *pp) != NULL; pp = &r->next) {
+		if (r->d == d)
+			break;
+	}
+	if (r == NULL)
+		return;
+	*pp = r->next;
+	if (r->cap != NULL)
+		capture_set_damage_cb(r->cap, NULL, NULL);
+	loop_timer_cancel(r->pump);
+	loop_fd_close(r->listen_lf);
+	/* Closes every viewer socket (the peers see EOF at once) and frees
+	 * the clients through rfb_client_gone. */
+	rfbShutdownServer(r->s, TRUE);
+	rfbScreenCleanup(r->s);
+	free(r);
+}
+
+int
+rfb_add_viewer(struct display *d, int fd, int control, const void *owner)
+{
+	struct rfb	*r;
+	rfbClientPtr	 cl;
+	int		 ret;
+
+	if (fd >= FD_SETSIZE) {
+		/* libvncserver select()s on fd_sets. */
+		close(fd);
+		return ERR_BUSY;
+	}
+	if ((ret = rfb_screen(d, &r)) != 0) {
+		close(fd);
+		return ret;
+	}
+	rfb_pending.set = 1;
+	rfb_pending.owner = owner;
+	rfb_pending.control = control;
+	cl = rfbNewClient(r->s, fd);	/* on failure it closed fd */
+	rfb_pending.set = 0;
+	if (cl == NULL)
+		return ERR_IO;
+	/* The pre-fed version may already be waiting. */
+	rfb_pump_soon(r);
+	return 0;
+}
+
+void
+rfb_drop_owner(struct display *d, const void *owner)
+{
+	struct rfb		*r;
+	rfbClientIteratorPtr	 it;
+	rfbClientPtr		 cl;
+	struct rfb_viewer	*v;
+	int			 any = 0;
+
+	if ((r = rfb_lookup(d)) == NULL)
+		return;
+	it = rfbGetClientIterator(r->s);
+	while ((cl = rfbClientIteratorNext(it)) != NULL) {
+		v = cl->clientData;
+		if (v != NULL && v->owner == owner &&
+		    cl->sock != RFB_INVALID_SOCKET) {
+			/* Also no input from here on. */
+			v->control = 0;
+			cl->viewOnly = TRUE;
+			rfbCloseClient(cl);
+			any = 1;
+		}
+	}
+	rfbReleaseClientIterator(it);
+	if (any)
+		rfb_pump_now(r);
+}
+
+unsigned
+rfb_viewer_count(struct display *d)
+{
+	struct rfb		*r;
+	rfbClientIteratorPtr	 it;
+	rfbClientPtr		 cl;
+	unsigned		 n = 0;
+
+	if ((r = rfb_lookup(d)) == NULL)
+		return 0;
+	it = rfbGetClientIterator(r->s);
+	while ((cl = rfbClientIteratorNext(it)) != NULL) {
+		if (cl->sock != RFB_INVALID_SOCKET)
+			n++;
+	}
+	rfbReleaseClientIterator(it);
+	return n;
+}
+
+/* ---- client message framer ----------------------------------------------- */
+
+static uint32_t
+rfb_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+int
+rfb_msg_is_input(int type)
+{
+	switch (type) {
+	case rfbKeyEvent:
+	case rfbPointerEvent:
+	case rfbClientCutText:
+	case rfbSetDesktopSize:
+	case rfbXvp:
+	case rfbQemuEvent:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Length of a normal-phase message, 0 when its header is incomplete. */
+static ssize_t
+rfb_normal_len(const uint8_t *p, size_t n)
+{
+	uint32_t	len;
+
+	switch (p[0]) {
+	case rfbSetPixelFormat:
+		return 20;
+	case rfbSetEncodings:
+		return n < 4 ? 0 : 4 + 4 * (ssize_t)(p[2] << 8 | p[3]);
+	case rfbFramebufferUpdateRequest:
+		return 10;
+	case rfbKeyEvent:
+		return 8;
+	case rfbPointerEvent:
+		return 6;
+	case rfbClientCutText:
+		if (n < 8)
+			return 0;
+		len = rfb_be32(p + 4);
+		/* Extended clipboard: a negative length. */
+		if (len & 0x80000000U)
+			len = ~len + 1;
+		if (len > RFB_MSG_MAX - 8)
+			return ERR_TOO_LARGE;
+		return 8 + (ssize_t)len;
+	case RFB_MSG_CONTINUOUS:
+		return 10;
+	case RFB_MSG_FENCE:
+		return n < 9 ? 0 : 9 + (ssize_t)p[8];
+	case rfbXvp:
+		return 4;
+	case rfbSetDesktopSize:
+		return n < 8 ? 0 : 8 + 16 * (ssize_t)p[6];
+	case rfbQemuEvent:
+		if (n < 2)
+			return 0;
+		return p[1] == 0 ? 12 : ERR_PROTOCOL;
+	default:
+		return ERR_PROTOCOL;
+	}
+}
+
+ssize_t
+rfb_frame_next(struct rfb_framer *f, const uint8_t *p, size_t n, int *type)
+{
+	ssize_t	len;
+
+	*type = -1;
+	if (n == 0)
+		return 0;
+	switch (f->phase) {
+	case RFB_PHASE_VERSION:
+		if (n < RFB_VERSION_LEN)
+			return 0;
+		f->phase = RFB_PHASE_SECURITY;
+		return RFB_VERSION_LEN;
+	case RFB_PHASE_SECURITY:
+		f->phase = RFB_PHASE_INIT;
+		return 1;
+	case RFB_PHASE_INIT:
+		f->phase = RFB_PHASE_NORMAL;
+		return 1;
+	case RFB_PHASE_NORMAL:
+		break;
+	}
+	if ((len = rfb_normal_len(p, n)) <= 0)
+		return len;
+	if ((size_t)len > n)
+		return 0;
+	*type = p[0];
+	return len;
+}
