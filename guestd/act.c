@@ -10,8 +10,11 @@
  *
  * Waits and held keys do not block the loop: input_run() says how long to
  * wait and a loop timer calls it again.  One batch runs per desktop at a
- * time (a second gets BUSY), because concurrent batches would fight over
- * the spare keycodes used for typing.
+ * time, because concurrent batches would fight over the spare keycodes used
+ * for typing.  The reply goes out as soon as every action has been applied;
+ * the keymap restore that typing off the keymap needs happens a moment
+ * later, and a batch that arrives meanwhile waits for it (one may wait;
+ * more get BUSY).
  *
  * Repeat guard (G-12): when a batch with input is the same as the
  * previous one for that bot and the screen has not changed since that one
@@ -47,6 +50,7 @@ struct act_state {
 	uint64_t		 frame_end;	/* frame when it ended */
 	int			 repeats;	/* identical, screen unchanged */
 	struct act_job		*job;		/* the batch running now */
+	struct act_job		*waiting;	/* one waiting for it */
 	struct act_state	*next;
 };
 
@@ -56,10 +60,13 @@ struct act_job {
 	uint64_t		 gen;
 	uint64_t		 sig;
 	int			 repeat_unchanged;
+	int			 replied;
 	struct actions_batch	*b;
 	struct input_exec	*ex;
 	struct loop_timer	*timer;
 };
+
+static void	act_start(struct act_job *);
 
 static struct act_state	*act_states;
 
@@ -119,16 +126,25 @@ act_display(struct act_job *j)
 static void
 act_job_free(struct act_job *j)
 {
+	struct act_state	*st = j->st;
+	struct act_job		*next = NULL;
+
 	loop_timer_cancel(j->timer);
 	if (act_display(j) != NULL)
 		input_exec_free(j->ex);
 	else
 		input_exec_abandon(j->ex);
 	actions_free(j->b);
-	if (j->st->job == j)
-		j->st->job = NULL;
+	if (st->job == j) {
+		st->job = NULL;
+		next = st->waiting;
+		st->waiting = NULL;
+	} else if (st->waiting == j)
+		st->waiting = NULL;
 	control_stream_detach(&j->s);
 	free(j);
+	if (next != NULL)
+		act_start(next);
 }
 
 static int
@@ -144,8 +160,9 @@ act_has_screenshot(const struct actions_batch *b)
 	return 0;
 }
 
+/* Every action is applied: answer now (the keymap restore may follow). */
 static void
-act_finish(struct act_job *j, struct display *d)
+act_reply(struct act_job *j, struct display *d)
 {
 	const struct input_result	*res = input_result(j->ex);
 	struct control_conn		*c = j->s.conn;
@@ -153,6 +170,7 @@ act_finish(struct act_job *j, struct display *d)
 	struct act_state		*st = j->st;
 	json_t				*out;
 
+	j->replied = 1;
 	capture_sync(cap);
 	st->gen = j->gen;
 	st->sig = j->sig;
@@ -178,7 +196,6 @@ act_finish(struct act_job *j, struct display *d)
 			    "x", res->cursor_x, "y", res->cursor_y));
 		control_reply(c, j->s.id, out);
 	}
-	act_job_free(j);
 }
 
 static void	act_step(void *);
@@ -192,6 +209,10 @@ act_step(void *arg)
 
 	j->timer = NULL;
 	if ((d = act_display(j)) == NULL) {
+		if (j->replied) {
+			act_job_free(j);
+			return;
+		}
 		/* Torn down under us: what was sent may have acted. */
 		control_reply_error_ex(j->s.conn, j->s.id, ERR_NO_DISPLAY,
 		    "(the desktop closed during the batch)",
@@ -202,10 +223,40 @@ act_step(void *arg)
 		return;
 	}
 	if (input_run(j->ex, &delay) == INPUT_AGAIN) {
+		if (!j->replied && input_actions_done(j->ex))
+			act_reply(j, d);
 		j->timer = loop_timer_add(delay, act_step, j);
 		return;
 	}
-	act_finish(j, d);
+	if (!j->replied)
+		act_reply(j, d);
+	act_job_free(j);
+}
+
+/* Begin a batch that may have waited for the one before. */
+static void
+act_start(struct act_job *j)
+{
+	struct actions_error	 aerr;
+	struct display		*d;
+	int			 r;
+
+	j->st->job = j;
+	if ((d = act_display(j)) == NULL) {
+		control_reply_error(j->s.conn, j->s.id, ERR_NO_DISPLAY, NULL);
+		act_job_free(j);
+		return;
+	}
+	if ((r = input_exec_new(capture_xdisplay(display_capture(d)), j->b,
+	    &j->ex, &aerr)) != 0) {
+		control_reply_error_ex(j->s.conn, j->s.id, r, aerr.msg,
+		    json_pack("{s:i,s:i,s:b}", "done", 0, "failed", aerr.index,
+		    "uncertain", 0));
+		act_job_free(j);
+		return;
+	}
+	display_touch(d);
+	act_step(j);
 }
 
 static void
@@ -245,7 +296,7 @@ act_op(struct control_conn *c, uint32_t id, json_t *args, char *detail,
 	    (cap = display_capture(d)) == NULL)
 		return ERR_NO_DISPLAY;
 	st = act_state_get(bot);
-	if (st->job != NULL) {
+	if (st->job != NULL && (!st->job->replied || st->waiting != NULL)) {
 		snprintf(detail, detaillen, "(a batch is running for %s)", bot);
 		return ERR_BUSY;
 	}
@@ -274,17 +325,12 @@ act_op(struct control_conn *c, uint32_t id, json_t *args, char *detail,
 	j->sig = sig;
 	j->repeat_unchanged = again;
 	j->b = b;
-	if ((r = input_exec_new(capture_xdisplay(cap), b, &j->ex,
-	    &aerr)) != 0) {
-		actions_free(b);
-		free(j);
-		return control_reply_error_ex(c, id, r, aerr.msg,
-		    json_pack("{s:i,s:i,s:b}", "done", 0, "failed", aerr.index,
-		    "uncertain", 0)) == 0 ? 0 : ERR_NOMEM;
-	}
-	st->job = j;
 	control_stream_attach(c, &j->s, id, &act_stream_ops);
-	display_touch(d);
-	act_step(j);
+	if (st->job != NULL) {
+		/* The previous batch only has its keymap restore left. */
+		st->waiting = j;
+		return 0;
+	}
+	act_start(j);
 	return 0;
 }

@@ -53,6 +53,12 @@ int	 input_exec_new(Display *dpy, const struct actions_batch *b,
 int	 input_run(struct input_exec *, uint64_t *delay_ms);
 
 const struct input_result *input_result(const struct input_exec *);
+/*
+ * 1 once every action has been applied and the result is final; what may
+ * remain is the delayed keymap restore, which changes nothing a client
+ * could see of this batch.
+ */
+int	 input_actions_done(const struct input_exec *);
 
 /*
  * Stop early if still running: held keys are released and the keymap is

@@ -8,14 +8,17 @@ set -eu
 # Build: the autotools chain and the libraries configure checks for.
 # Tests: cmocka (unit), clang + compiler-rt (ASan/UBSan, libFuzzer),
 # llvm-14 for llvm-symbolizer (readable sanitizer stacks), mandoc (man page
-# lint in `make check`), and the plain tools the integration scripts use.
+# lint in `make check`), and the plain tools the integration scripts use;
+# twm so tests/integration/display-wm.sh has a window manager to start.
 PKGS="
 autoconf automake libtool pkg-config make gcc libc6-dev
 clang libclang-rt-14-dev llvm-14
 libwebsockets-dev libjansson-dev libcmocka-dev libarchive-dev libssl-dev
 libx11-dev libxext-dev libxdamage-dev libxfixes-dev libxtst-dev
 libturbojpeg0-dev libpng-dev xvfb x11-utils x11-apps
-libsqlite3-dev
+twm
+libvncserver-dev
+libsqlite3-dev curl python3 file
 mandoc bash coreutils findutils diffutils grep sed procps psmisc
 util-linux passwd tar xz-utils gzip ca-certificates
 "
