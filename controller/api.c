@@ -473,26 +473,71 @@ api_runs(struct api_ctx *x, const char *id)
 
 /* ---- tools ------------------------------------------------------------ */
 
+struct api_tool_state {
+	struct api_ctx			*x;
+	const struct tool_entry		*te;
+	const char			*lease;
+	struct store_lease		 l;
+	int				 ephemeral;
+};
+
+/* tool_ctx.prepare: the lease, then a running computer (C-6). */
+static int
+api_tool_prepare(struct tool_ctx *t, char *err, size_t errlen)
+{
+	struct api_tool_state	*st = t->prepare_arg;
+	struct api_ctx		*x = st->x;
+	char			 holder[STORE_ID_MAX];
+	int			 r;
+
+	if (st->te->flags & TOOL_LEASE) {
+		if (st->lease != NULL)
+			r = lease_check(x->s, st->lease, t->computer->id,
+			    t->bot, &st->l);
+		else {
+			/* A call without a lease drives only a free bot. */
+			snprintf(holder, sizeof holder, "call-");
+			if ((r = token_new(holder + 5, sizeof holder - 5)) == 0)
+				r = lease_acquire(x->s, t->computer->id, t->bot,
+				    holder, API_CALL_TTL_MS, 0, &st->l);
+			st->ephemeral = r == 0;
+		}
+		if (r != 0) {
+			snprintf(err, errlen, "%s", err_message(r));
+			return r;
+		}
+		t->fence = st->l.fence;
+		t->holder = st->l.holder;
+	}
+	if ((r = api_ensure_running(x, t->computer)) != 0) {
+		snprintf(err, errlen, "%s", x->err);
+		return r;
+	}
+	(void)store_computer_touch(x->s, t->computer->id, store_now_ms());
+	return 0;
+}
+
 static void
 api_tool(struct api_ctx *x, const char *name)
 {
-	const struct tool_entry	*te;
+	struct api_tool_state	 st;
 	struct store_computer	 c;
-	struct store_lease	 l;
 	struct tool_ctx		 t;
-	const char		*cid, *bot, *lease = NULL;
-	char			 holder[STORE_ID_MAX], e[JSONX_ERRLEN];
+	const char		*cid, *bot;
+	char			 e[JSONX_ERRLEN];
 	json_t			*res = NULL;
-	int			 r, ephemeral = 0;
+	int			 r;
 
-	if ((te = tool_find(name)) == NULL) {
+	memset(&st, 0, sizeof st);
+	st.x = x;
+	if ((st.te = tool_find(name)) == NULL) {
 		api_error(x, ERR_UNKNOWN_TOOL, NULL);
 		return;
 	}
 	if (api_parse_body(x) != 0 || api_body_name(x, "computer", &cid) != 0 ||
 	    api_body_name(x, "bot", &bot) != 0)
 		return;
-	if ((r = jsonx_str(x->body, "lease", STORE_ID_MAX - 1, &lease,
+	if ((r = jsonx_str(x->body, "lease", STORE_ID_MAX - 1, &st.lease,
 	    e)) != 0 && r != ERR_NOT_FOUND) {
 		api_error(x, r, e);
 		return;
@@ -500,47 +545,26 @@ api_tool(struct api_ctx *x, const char *name)
 	if (api_computer_find(x, cid, &c) != 0)
 		return;
 	memset(&t, 0, sizeof t);
-	if (te->flags & TOOL_LEASE) {
-		if (lease != NULL)
-			r = lease_check(x->s, lease, cid, bot, &l);
-		else {
-			/* A call without a lease drives only a free bot. */
-			snprintf(holder, sizeof holder, "call-");
-			if ((r = token_new(holder + 5, sizeof holder - 5)) == 0)
-				r = lease_acquire(x->s, cid, bot, holder,
-				    API_CALL_TTL_MS, 0, &l);
-			ephemeral = r == 0;
-		}
-		if (r != 0) {
-			api_error(x, r, NULL);
-			return;
-		}
-		t.fence = l.fence;
-		t.holder = l.holder;
-	}
-	if (!(te->flags & TOOL_NOSTART) &&
-	    (r = api_ensure_running(x, &c)) != 0) {
-		api_error(x, r, x->err);
-		goto out;
-	}
-	(void)store_computer_touch(x->s, cid, store_now_ms());
 	t.store = x->s;
 	t.prov = x->a->prov;
 	t.computer = &c;
 	t.bot = bot;
 	t.args = x->body;
+	t.prepare = api_tool_prepare;
+	t.prepare_arg = &st;
 	x->err[0] = '\0';
-	r = te->fn(&t, &res, x->err, sizeof x->err);
-	if ((te->flags & TOOL_RECORD) && t.summary[0] != '\0')
-		(void)activity_command(x->s, cid, bot, te->name, r == 0, "%s",
-		    t.summary);
+	r = st.te->fn(&t, &res, x->err, sizeof x->err);
+	/* A call refused before reaching the computer did nothing. */
+	if ((st.te->flags & TOOL_RECORD) && t.summary[0] != '\0' &&
+	    (t.prepared || r == 0))
+		(void)activity_command(x->s, cid, bot, st.te->name, r == 0,
+		    "%s", t.summary);
 	if (r != 0)
 		api_error(x, r, x->err);
 	else
 		api_reply(x, 200, res != NULL ? res : json_object());
-out:
-	if (ephemeral)
-		(void)lease_release(x->s, l.id);
+	if (st.ephemeral)
+		(void)lease_release(x->s, st.l.id);
 }
 
 /* ---- leases and control --------------------------------------------- */

@@ -140,7 +140,9 @@ cliapi_call(struct cliapi *o, const char *method, const char *path,
 		    resp.status);
 		goto out;
 	}
-	if (o->json && j != NULL) {
+	if (o->quiet)
+		;
+	else if (o->json && j != NULL) {
 		s = json_dumps(j, JSON_COMPACT);
 		fprintf(stderr, "%s\n", s != NULL ? s : "");
 		free(s);

@@ -22,6 +22,7 @@ struct cliapi {
 	const char	*bot;
 	const char	*lease;
 	int		 json, follow, control, force, start;
+	int		 quiet;		/* print no error */
 	char		 token[600];
 	int		 npos;
 	char		**pos;		/* positional arguments */

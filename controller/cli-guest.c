@@ -1357,6 +1357,95 @@ guest_call_verb(struct guest *g, int argc, char **argv)
 	return guest_simple(g, argv[1], args, 1);
 }
 
+/* ---- screen-url, revoke (the screen gateway) ----------------------------- */
+
+/* The host part of ws://HOST:PORT/...: where the gateway is reached too. */
+static int
+guest_url_host(const char *url, char *host, size_t len)
+{
+	const char	*p, *end;
+
+	if ((p = strstr(url, "://")) == NULL)
+		return -1;
+	p += 3;
+	if (*p == '[') {
+		if ((end = strchr(p, ']')) == NULL)
+			return -1;
+		end++;
+	} else if ((end = strpbrk(p, ":/")) == NULL)
+		end = p + strlen(p);
+	if (end == p || (size_t)(end - p) >= len)
+		return -1;
+	memcpy(host, p, (size_t)(end - p));
+	host[end - p] = '\0';
+	return 0;
+}
+
+static int
+guest_screen_url(struct guest *g, int argc, char **argv)
+{
+	static const char		*usage = "BOT [--control] [--ttl SECONDS]";
+	static const struct option	 opts[] = {
+		{ "control", no_argument, NULL, 'c' },
+		{ "ttl", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 }
+	};
+	json_t		*args, *res = NULL;
+	const char	*tok;
+	char		 host[256], err[GUEST_ERRLEN];
+	int64_t		 ttl = 0, gwport;
+	int		 ch, control = 0, r;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch == 'c')
+			control = 1;
+		else if (ch != 't' || guest_parse_int(optarg, 1, 30 * 86400,
+		    10, &ttl) != 0)
+			return guest_usage("screen-url", usage);
+	}
+	if (argc - optind != 1 || guest_url_host(g->url, host,
+	    sizeof(host)) != 0)
+		return guest_usage("screen-url", usage);
+	g->bot = argv[optind];
+	if ((r = guest_connect(g)) != 0)
+		return r;
+	gwport = json_integer_value(json_object_get(gclient_hello(g->c),
+	    "gateway_port"));
+	if (gwport <= 0) {
+		cli_error("guestd runs no screen gateway (start it with "
+		    "--gateway ADDR:PORT)");
+		return CLI_EXIT_ERROR;
+	}
+	args = json_pack("{s:s}", "policy", control ? "control" : "view");
+	if (ttl > 0)
+		json_object_set_new(args, "ttl", json_integer(ttl));
+	if (gclient_call(g->c, "capability.grant", guest_args(g, args), &res,
+	    err, sizeof(err)) != 0) {
+		cli_error("%s", err);
+		return CLI_EXIT_ERROR;
+	}
+	if ((tok = json_string_value(json_object_get(res, "token"))) == NULL) {
+		json_decref(res);
+		cli_error("capability.grant answered without a token");
+		return CLI_EXIT_ERROR;
+	}
+	printf("ws://%s:%" PRId64 "/screen/%s\n", host, gwport, tok);
+	printf("http://%s:%" PRId64 "/embed.html?token=%s\n", host, gwport,
+	    tok);
+	json_decref(res);
+	return CLI_EXIT_OK;
+}
+
+static int
+guest_revoke(struct guest *g, int argc, char **argv)
+{
+	if (argc != 2)
+		return guest_usage("revoke", "TOKEN");
+	return guest_simple(g, "capability.revoke", json_pack("{s:s}",
+	    "token", argv[1]), 1);
+}
+
 static const struct guest_verb guest_verbs[] = {
 	{ "health", "", guest_health },
 	{ "exec", "[--timeout-ms N] [--cwd DIR] [--env K=V]... "
@@ -1377,6 +1466,8 @@ static const struct guest_verb guest_verbs[] = {
 	    "[--region X,Y,W,H] [--since FRAME]", guest_screenshot },
 	{ "act", "BOT [--scale S] 'JSON-ACTIONS'", guest_act },
 	{ "call", "OP [JSON-ARGS]", guest_call_verb },
+	{ "screen-url", "BOT [--control] [--ttl SECONDS]", guest_screen_url },
+	{ "revoke", "TOKEN", guest_revoke },
 };
 
 #define GUEST_NVERBS	(sizeof(guest_verbs) / sizeof(guest_verbs[0]))

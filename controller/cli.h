@@ -21,6 +21,20 @@ struct cli_cmd {
 };
 
 extern const struct cli_cmd	cli_guest_entry;
+/* The controller's verbs (serve.c, cli-*.c). */
+extern const struct cli_cmd	cli_serve_entry;
+extern const struct cli_cmd	cli_health_entry;
+extern const struct cli_cmd	cli_computer_entry;
+extern const struct cli_cmd	cli_shell_entry;
+extern const struct cli_cmd	cli_put_entry;
+extern const struct cli_cmd	cli_get_entry;
+extern const struct cli_cmd	cli_activity_entry;
+extern const struct cli_cmd	cli_open_entry;
+extern const struct cli_cmd	cli_screenshot_entry;
+extern const struct cli_cmd	cli_act_entry;
+extern const struct cli_cmd	cli_screen_url_entry;
+extern const struct cli_cmd	cli_take_control_entry;
+extern const struct cli_cmd	cli_release_control_entry;
 
 /* Print "rakazoctl: <msg>" to stderr, redacted (SPEC X-5). */
 void	cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -17,6 +17,19 @@
 
 static const struct cli_cmd *const cli_cmds[] = {
 	&cli_guest_entry,
+	&cli_serve_entry,
+	&cli_health_entry,
+	&cli_computer_entry,
+	&cli_open_entry,
+	&cli_shell_entry,
+	&cli_put_entry,
+	&cli_get_entry,
+	&cli_screenshot_entry,
+	&cli_act_entry,
+	&cli_screen_url_entry,
+	&cli_take_control_entry,
+	&cli_release_control_entry,
+	&cli_activity_entry,
 };
 
 #define CLI_NCMDS	(sizeof(cli_cmds) / sizeof(cli_cmds[0]))

@@ -185,7 +185,9 @@ local_exec_guestd(struct provider *p, const char *dir, const char *home,
 	int	 fd;
 
 	(void)setsid();
-	snprintf(logp, sizeof logp, "%s/guestd.log", dir);
+	if ((size_t)snprintf(logp, sizeof logp, "%s/guestd.log", dir) >=
+	    sizeof logp)
+		_exit(126);
 	fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd >= 0) {
 		dup2(fd, 1);
@@ -198,12 +200,13 @@ local_exec_guestd(struct provider *p, const char *dir, const char *home,
 	if (geteuid() == 0)
 		execlp(p->cfg.guestd, p->cfg.guestd, "--listen", "127.0.0.1:0",
 		    "--secret-file", secret, "--workspace", home,
-		    "--ready-file", ready, "--user", p->cfg.guest_user,
-		    (char *)NULL);
+		    "--ready-file", ready, "--gateway", "127.0.0.1:0",
+		    "--user", p->cfg.guest_user, (char *)NULL);
 	else
 		execlp(p->cfg.guestd, p->cfg.guestd, "--listen", "127.0.0.1:0",
 		    "--secret-file", secret, "--workspace", home,
-		    "--ready-file", ready, (char *)NULL);
+		    "--ready-file", ready, "--gateway", "127.0.0.1:0",
+		    (char *)NULL);
 	_exit(127);
 }
 
@@ -247,19 +250,31 @@ local_start(struct provider *p, struct store_computer *c, char *err,
 {
 	char		 dir[PATH_MAX], home[PATH_MAX], secretp[PATH_MAX];
 	char		 ready[PATH_MAX], secret[TOKEN_STRLEN + 1];
+	char		 tmp[PATH_MAX];
 	struct passwd	*pw = NULL;
 	json_t		*ref = NULL;
 	char		*s = NULL;
 	pid_t		 pid;
 	int		 fd = -1, port = 0, r = ERR_INTERNAL;
 
+	ready[0] = '\0';
 	if (local_alive(p, c) == 1)
 		return 0;	/* reconnect: it still runs */
 	local_conn_drop(c->id);
-	snprintf(dir, sizeof dir, "%s/computers/%s", p->cfg.data_dir, c->id);
-	snprintf(home, sizeof home, "%s/home", dir);
-	snprintf(secretp, sizeof secretp, "%s/secret", dir);
-	snprintf(ready, sizeof ready, "%s/ready", dir);
+	if ((size_t)snprintf(dir, sizeof dir, "%s/computers/%s",
+	    p->cfg.data_dir, c->id) >= sizeof dir - 16) {
+		snprintf(err, errlen, "the data directory path is too long");
+		r = ERR_NAME_TOO_LONG;
+		goto out;
+	}
+	if ((size_t)snprintf(home, sizeof home, "%s/home", dir) >= sizeof home ||
+	    (size_t)snprintf(secretp, sizeof secretp, "%s/secret", dir) >=
+	    sizeof secretp ||
+	    (size_t)snprintf(ready, sizeof ready, "%s/ready", dir) >=
+	    sizeof ready) {
+		r = ERR_NAME_TOO_LONG;
+		goto out;
+	}
 	if ((r = local_mkdirs(dir, 0700)) != 0 ||
 	    (r = local_mkdirs(home, 0755)) != 0) {
 		snprintf(err, errlen, "cannot create the computer's directory");
@@ -273,8 +288,14 @@ local_start(struct provider *p, struct store_computer *c, char *err,
 			r = ERR_CONFIG;
 			goto out;
 		}
-		/* The computer dir must be traversable by the guest user. */
-		if (chmod(dir, 0711) != 0 ||
+		/*
+		 * The guest user must reach its home: every directory above
+		 * it is made traversable (not readable); state.db and the
+		 * secrets stay 0600 (serve runs with umask 077).
+		 */
+		snprintf(tmp, sizeof tmp, "%s/computers", p->cfg.data_dir);
+		if (chmod(p->cfg.data_dir, 0711) != 0 ||
+		    chmod(tmp, 0711) != 0 || chmod(dir, 0711) != 0 ||
 		    chown(home, pw->pw_uid, pw->pw_gid) != 0) {
 			r = err_from_errno(errno);
 			snprintf(err, errlen, "cannot hand the home to %s",
@@ -317,7 +338,8 @@ local_start(struct provider *p, struct store_computer *c, char *err,
 out:
 	if (fd >= 0)
 		close(fd);
-	(void)unlink(ready);
+	if (ready[0] != '\0')
+		(void)unlink(ready);
 	free(s);
 	json_decref(ref);
 	return r;
@@ -566,7 +588,33 @@ out:
 	return r;
 }
 
+/* The gateway port comes from guestd's hello (G-13: one port). */
+static int
+local_gateway(struct provider *p, const struct store_computer *c,
+    char *hostport, size_t len)
+{
+	struct lconn	*l;
+	char		 err[256];
+	json_int_t	 port = 0;
+	int		 r = 0;
+
+	l = local_conn_get(c);
+	if (l->c == NULL)
+		r = local_connect(c, &l->c, err, sizeof err);
+	if (r == 0)
+		port = json_integer_value(json_object_get(gclient_hello(l->c),
+		    "gateway_port"));
+	pthread_mutex_unlock(&l->mu);
+	if (r != 0)
+		return r;
+	if (port <= 0 || port > 65535)
+		return ERR_NOT_FOUND;
+	snprintf(hostport, len, "127.0.0.1:%d", (int)port);
+	return 0;
+}
+
 const struct provider_ops provider_local_ops = {
+	.gateway = local_gateway,
 	.name = "local",
 	.start = local_start,
 	.alive = local_alive,

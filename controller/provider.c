@@ -80,6 +80,15 @@ provider_destroy(struct provider *p, struct store_computer *c)
 }
 
 int
+provider_gateway(struct provider *p, const struct store_computer *c,
+    char *hostport, size_t len)
+{
+	if (p->ops->gateway == NULL)
+		return ERR_NOT_FOUND;
+	return p->ops->gateway(p, c, hostport, len);
+}
+
+int
 provider_call(struct provider *p, const struct store_computer *c,
     const char *op, json_t *args, const void *in, size_t inlen,
     json_t **result, void **out, size_t *outlen, char *err, size_t errlen)

@@ -50,6 +50,9 @@ struct provider_ops {
 		    json_t **result, void **out, size_t *outlen, char *err,
 		    size_t errlen);
 	void	(*free)(struct provider *);
+	/* "HOST:PORT" of the computer's screen gateway (G-13), or ERR_*. */
+	int	(*gateway)(struct provider *, const struct store_computer *c,
+		    char *hostport, size_t len);
 };
 
 struct provider {
@@ -73,6 +76,8 @@ int	provider_start(struct provider *p, struct store_computer *c,
 int	provider_alive(struct provider *p, const struct store_computer *c);
 int	provider_stop(struct provider *p, struct store_computer *c);
 int	provider_destroy(struct provider *p, struct store_computer *c);
+int	provider_gateway(struct provider *p, const struct store_computer *c,
+	    char *hostport, size_t len);
 int	provider_call(struct provider *p, const struct store_computer *c,
 	    const char *op, json_t *args, const void *in, size_t inlen,
 	    json_t **result, void **out, size_t *outlen, char *err,

@@ -392,7 +392,9 @@ serve_write_ready(const char *path, int port)
 	char	 line[16];
 	int	 fd, n, r = 0;
 
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) == -1)
+	/* Non-blocking: a FIFO without a reader must not hang start-up. */
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK,
+	    0644)) == -1)
 		return -1;
 	n = snprintf(line, sizeof line, "%d\n", port);
 	if (write(fd, line, (size_t)n) != n)
@@ -486,6 +488,8 @@ serve_main(int argc, char **argv)
 		cli_error("CONFIG_INVALID: --listen wants ADDR:PORT");
 		return CLI_EXIT_USAGE;
 	}
+	/* state.db, secrets and logs are ours alone. */
+	umask(077);
 	if (mkdir(data_dir, 0700) == -1 && errno != EEXIST) {
 		cli_error("IO_ERROR: cannot create the data directory: %s",
 		    strerror(errno));

@@ -17,6 +17,30 @@ int	observe_open_desktop(struct tool_ctx *t, char *err, size_t errlen);
 int	screen_url_grant(struct tool_ctx *t, const char *policy,
 	    int64_t ttl, json_t **result, char *err, size_t errlen);
 
+/*
+ * Where a viewer goes: the raw websocket for any noVNC-compatible viewer,
+ * the embed page, and the terminal; when the provider knows the gateway.
+ */
+static void
+screen_url_add(struct tool_ctx *t, json_t *res)
+{
+	const char	*tok = json_string_value(json_object_get(res, "token"));
+	char		 gw[300];
+
+	if (tok == NULL || strlen(tok) > 128 ||
+	    provider_gateway(t->prov, t->computer, gw, sizeof gw) != 0)
+		return;
+	json_object_set_new(res, "url", json_sprintf("ws://%s/screen/%s", gw,
+	    tok));
+	json_object_set_new(res, "embed_url", json_sprintf(
+	    "http://%s/embed.html?token=%s", gw, tok));
+	/* Shells need the control policy (G-18). */
+	if (strcmp(json_string_value(json_object_get(res, "policy")) ?: "",
+	    "control") == 0)
+		json_object_set_new(res, "terminal_url", json_sprintf(
+		    "ws://%s/term/%s", gw, tok));
+}
+
 int
 screen_url_grant(struct tool_ctx *t, const char *policy, int64_t ttl,
     json_t **result, char *err, size_t errlen)
@@ -29,8 +53,11 @@ screen_url_grant(struct tool_ctx *t, const char *policy, int64_t ttl,
 	args = json_pack("{s:s}", "policy", policy);
 	if (ttl > 0)
 		json_object_set_new(args, "ttl", json_integer(ttl));
-	return tool_guest(t, "capability.grant", args, 1, NULL, 0, result,
-	    NULL, NULL, err, errlen);
+	if ((r = tool_guest(t, "capability.grant", args, 1, NULL, 0, result,
+	    NULL, NULL, err, errlen)) != 0)
+		return r;
+	screen_url_add(t, *result);
+	return 0;
 }
 
 static int

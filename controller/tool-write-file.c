@@ -10,6 +10,7 @@
 
 #include "err.h"
 #include "json.h"
+#include "log.h"
 #include "tool.h"
 
 /* Shared with attach_file: write bytes to path with parents. */

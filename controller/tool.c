@@ -64,6 +64,15 @@ tool_guest(struct tool_ctx *t, const char *op, json_t *args, int fenced,
     const void *in, size_t inlen, json_t **result, void **out,
     size_t *outlen, char *err, size_t errlen)
 {
+	int	 r;
+
+	if (!t->prepared && t->prepare != NULL) {
+		if ((r = t->prepare(t, err, errlen)) != 0) {
+			json_decref(args);
+			return r;
+		}
+		t->prepared = 1;
+	}
 	json_object_set_new(args, "bot", json_string(t->bot));
 	if (fenced)
 		json_object_set_new(args, "fence", json_integer(t->fence));

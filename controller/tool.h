@@ -31,6 +31,14 @@ struct tool_ctx {
 	const char		*holder;
 	json_t			*args;		/* the request body (borrowed) */
 	char			 summary[TOOL_SUMMARY_MAX];
+	/*
+	 * Run by the first tool_guest(): takes the lease and starts the
+	 * computer, so a call refused for its arguments changes nothing.
+	 */
+	int			(*prepare)(struct tool_ctx *t, char *err,
+				    size_t errlen);
+	void			*prepare_arg;
+	int			 prepared;
 };
 
 struct tool_entry {

@@ -128,11 +128,13 @@ act_job_free(struct act_job *j)
 {
 	struct act_state	*st = j->st;
 	struct act_job		*next = NULL;
+	struct display		*d;
 
 	loop_timer_cancel(j->timer);
-	if (act_display(j) != NULL)
+	if ((d = act_display(j)) != NULL) {
 		input_exec_free(j->ex);
-	else
+		display_input_release(d, j);
+	} else
 		input_exec_abandon(j->ex);
 	actions_free(j->b);
 	if (st->job == j) {
@@ -244,6 +246,12 @@ act_start(struct act_job *j)
 	j->st->job = j;
 	if ((d = act_display(j)) == NULL) {
 		control_reply_error(j->s.conn, j->s.id, ERR_NO_DISPLAY, NULL);
+		act_job_free(j);
+		return;
+	}
+	if (display_input_claim(d, j) != 0) {
+		control_reply_error(j->s.conn, j->s.id, ERR_BUSY,
+		    "(the desktop's input is in use by /v1/desktop)");
 		act_job_free(j);
 		return;
 	}

@@ -49,6 +49,9 @@ struct capture {
 	void			*arg;
 	capture_damage_cb	 damage_cb;
 	void			*damage_arg;
+	capture_cursor_cb	 cursor_cb;
+	void			*cursor_arg;
+	int			 fixes_event;
 
 	int			 damage_event;
 	Damage			 damage;
@@ -172,6 +175,18 @@ capture_new_frame(struct capture *cap, const struct capture_box *box)
 }
 
 void
+capture_set_cursor_cb(struct capture *cap, capture_cursor_cb cb, void *arg)
+{
+	cap->cursor_cb = cb;
+	cap->cursor_arg = cb != NULL ? arg : NULL;
+	if (cap->dead)
+		return;
+	XFixesSelectCursorInput(cap->dpy, cap->root, cb != NULL ?
+	    XFixesDisplayCursorNotifyMask : 0);
+	XFlush(cap->dpy);
+}
+
+void
 capture_set_damage_cb(struct capture *cap, capture_damage_cb cb, void *arg)
 {
 	cap->damage_cb = cb;
@@ -225,6 +240,9 @@ capture_pump(struct capture *cap)
 			XNextEvent(cap->dpy, &ev);
 			if (ev.type == cap->damage_event + XDamageNotify)
 				damaged = 1;
+			else if (ev.type == cap->fixes_event +
+			    XFixesCursorNotify && cap->cursor_cb != NULL)
+				cap->cursor_cb(cap, cap->cursor_arg);
 		}
 		if (cap->dead)
 			return ERR_IO;
@@ -326,6 +344,7 @@ capture_damage_setup(struct capture *cap)
 	if (!XFixesQueryExtension(cap->dpy, &ev, &er) ||
 	    !XFixesQueryVersion(cap->dpy, &major, &minor) || major < 2)
 		return ERR_DISPLAY_FAILED;
+	cap->fixes_event = ev;
 	major = 1;
 	minor = 1;
 	if (!XDamageQueryExtension(cap->dpy, &cap->damage_event, &er) ||

@@ -64,6 +64,15 @@ typedef void	(*capture_damage_cb)(struct capture *cap,
 void	 capture_set_damage_cb(struct capture *cap, capture_damage_cb cb,
 	    void *arg);
 
+/*
+ * Called on the loop when the X cursor image changed (XFixes cursor
+ * notify), so RFB can send the new shape.  One hook per capture; cb NULL
+ * removes it and stops the notifications.
+ */
+typedef void	(*capture_cursor_cb)(struct capture *cap, void *arg);
+void	 capture_set_cursor_cb(struct capture *cap, capture_cursor_cb cb,
+	    void *arg);
+
 /* Box helpers, also used by the unit test. */
 void	 capture_box_union(struct capture_box *a, const struct capture_box *b);
 void	 capture_box_clip(struct capture_box *b, int w, int h);

@@ -69,6 +69,7 @@ struct display {
 	int			 width, height, depth;
 	enum display_state	 state;
 	pid_t			 pid;
+	pid_t			 wm_pid;	/* its window manager, 0 */
 	struct loop_fd		*readyfd;
 	char			 readybuf[16];
 	size_t			 readylen;
@@ -84,6 +85,7 @@ struct display {
 	struct display_waiter	*waiters;
 	int			 hooked;	/* ready hook ran, closing not */
 	uint64_t		 gen;		/* unique for guestd's life */
+	const void		*input_owner;	/* display_input_claim */
 	struct display		*next;
 };
 
@@ -103,6 +105,7 @@ static int64_t			 display_def_depth = 24;
 static int64_t			 display_limit;
 static int64_t			 display_idle_ms;
 static const char		*display_xvfb = "Xvfb";
+static char			 display_wm[PATH_MAX];	/* "": none */
 static display_hook		 display_ready_hook, display_closing_hook;
 
 /* ---- settings ------------------------------------------------------------- */
@@ -124,6 +127,57 @@ display_env_int(const char *name, int64_t def, int64_t min, int64_t max)
 		return def;
 	}
 	return v;
+}
+
+/* name as an executable path: itself with a slash, else found on PATH. */
+static int
+display_which(const char *name, char *out, size_t outlen)
+{
+	const char	*path = getenv("PATH"), *p, *e;
+	int		 n;
+
+	if (strchr(name, '/') != NULL) {
+		n = snprintf(out, outlen, "%s", name);
+		return n >= 0 && (size_t)n < outlen && access(out, X_OK) == 0;
+	}
+	if (path == NULL || *path == '\0')
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; *p != '\0'; p = *e != '\0' ? e + 1 : e) {
+		e = strchrnul(p, ':');
+		n = snprintf(out, outlen, "%.*s/%s", (int)(e - p), p, name);
+		if (e > p && n >= 0 && (size_t)n < outlen &&
+		    access(out, X_OK) == 0)
+			return 1;
+	}
+	out[0] = '\0';
+	return 0;
+}
+
+/*
+ * The window manager started on each new display: GUESTD_WM ("none": no
+ * window manager), else the first light one installed.  Dialogs and
+ * multi-window applications behave better with one, but it is optional:
+ * none installed is fine and silent.
+ */
+static void
+display_wm_find(void)
+{
+	static const char *const wms[] = { "openbox", "xfwm4", "fluxbox",
+	    "twm", NULL };
+	const char	*s = getenv("GUESTD_WM");
+	int		 i;
+
+	display_wm[0] = '\0';
+	if (s != NULL && *s != '\0') {
+		if (strcmp(s, "none") != 0 &&
+		    !display_which(s, display_wm, sizeof display_wm))
+			log_warn("display.config", "var=GUESTD_WM "
+			    "value=not_found using=none");
+		return;
+	}
+	for (i = 0; wms[i] != NULL; i++)
+		if (display_which(wms[i], display_wm, sizeof display_wm))
+			return;
 }
 
 static void
@@ -155,6 +209,7 @@ display_init(void)
 			log_warn("display.config", "var=GUESTD_DISPLAY_GEOMETRY "
 			    "value=invalid using=1280x800x24");
 	}
+	display_wm_find();
 	tmp = getenv("TMPDIR");
 	if (tmp == NULL || *tmp != '/')
 		tmp = "/tmp";
@@ -434,11 +489,137 @@ display_run_closing_hook(struct display *d)
 }
 
 static void
+display_wm_cb(pid_t pid, int status, void *arg)
+{
+	struct display	*d = arg;
+
+	log_info("display.wm_exited", "bot=%s slot=%d pid=%d status=%d",
+	    d->bot, d->slot, (int)pid, status);
+	d->wm_pid = 0;
+}
+
+/* In the child: only async-signal-safe calls until exec. */
+static void
+display_wm_child(char *const argv[], char *const envp[])
+{
+	sigset_t	none;
+	int		devnull;
+
+	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	(void)setsid();
+	if ((devnull = open("/dev/null", O_RDWR)) == -1)
+		_exit(127);
+	(void)dup2(devnull, 0);
+	(void)dup2(devnull, 1);
+	(void)dup2(devnull, 2);
+	(void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+	execve(argv[0], argv, envp);
+	_exit(127);
+}
+
+/*
+ * twm's own defaults make the user place every new window with the mouse,
+ * so an application would never appear: give it a file that places them.
+ * Returns the file, or NULL to run twm with its defaults.
+ */
+static const char *
+display_twmrc(void)
+{
+	static const char	 rc[] = "RandomPlacement\nUsePPosition \"on\"\n"
+	    "NoGrabServer\n";
+	static char		 path[PATH_MAX];
+	int			 fd;
+
+	if (path[0] != '\0')
+		return path;
+	if (display_rundir[0] == '\0' || (size_t)snprintf(path, sizeof path,
+	    "%s/twmrc", display_rundir) >= sizeof path) {
+		path[0] = '\0';
+		return NULL;
+	}
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0644)) == -1 || write(fd, rc, sizeof rc - 1) != sizeof rc - 1) {
+		if (fd != -1)
+			close(fd);
+		path[0] = '\0';
+		return NULL;
+	}
+	close(fd);
+	return path;
+}
+
+/*
+ * Start the window manager on d, in its own session, with DISPLAY and
+ * XAUTHORITY naming d.  A failure only costs the window manager.
+ */
+static void
+display_wm_start(struct display *d)
+{
+	extern char	**environ;
+	char		 dpy[32], xauth[PATH_MAX + 16];
+	char		*argv[4], **envp;
+	const char	*base, *rc;
+	size_t		 n = 0, k = 0;
+	pid_t		 pid;
+
+	if (display_wm[0] == '\0')
+		return;
+	snprintf(dpy, sizeof dpy, "DISPLAY=:%d", d->slot);
+	snprintf(xauth, sizeof xauth, "XAUTHORITY=%s", d->authfile);
+	while (environ[n] != NULL)
+		n++;
+	envp = xcalloc(n + 3, sizeof *envp);
+	for (n = 0; environ[n] != NULL; n++)
+		if (strncmp(environ[n], "DISPLAY=", 8) != 0 &&
+		    strncmp(environ[n], "XAUTHORITY=", 11) != 0)
+			envp[k++] = environ[n];
+	envp[k++] = dpy;
+	envp[k++] = xauth;
+	argv[0] = display_wm;
+	argv[1] = NULL;
+	base = strrchr(display_wm, '/');
+	if (strcmp(base != NULL ? base + 1 : display_wm, "twm") == 0 &&
+	    (rc = display_twmrc()) != NULL) {
+		argv[1] = "-f";
+		argv[2] = (char *)rc;
+		argv[3] = NULL;
+	}
+	pid = fork();
+	if (pid == 0)
+		display_wm_child(argv, envp);
+	free(envp);
+	if (pid == -1) {
+		log_warn("display.wm_failed", "bot=%s slot=%d error=\"%s\"",
+		    d->bot, d->slot, strerror(errno));
+		return;
+	}
+	d->wm_pid = pid;
+	loop_child_watch(pid, display_wm_cb, d);
+	log_info("display.wm_start", "bot=%s slot=%d pid=%d", d->bot,
+	    d->slot, (int)pid);
+}
+
+/* Stop the window manager (its whole session's group); the loop reaps. */
+static void
+display_wm_stop(struct display *d)
+{
+	if (d->wm_pid <= 0)
+		return;
+	loop_child_forget(d->wm_pid);
+	(void)kill(-d->wm_pid, SIGTERM);
+	d->wm_pid = 0;
+}
+
+static void
 display_free(struct display *d)
 {
 	struct display	**pp;
 
 	display_run_closing_hook(d);
+	display_wm_stop(d);
 
 	for (pp = &display_list; *pp != NULL; pp = &(*pp)->next) {
 		if (*pp == d) {
@@ -476,6 +657,7 @@ static void
 display_teardown(struct display *d)
 {
 	display_run_closing_hook(d);
+	display_wm_stop(d);
 	d->state = DISPLAY_CLOSING;
 	capture_free(d->cap);
 	d->cap = NULL;
@@ -587,6 +769,7 @@ display_ready(struct display *d)
 	d->used_ms = loop_now_ms();
 	log_info("display.ready", "bot=%s slot=%d pid=%d", d->bot, d->slot,
 	    (int)d->pid);
+	display_wm_start(d);
 	d->hooked = 1;
 	if (display_ready_hook != NULL)
 		display_ready_hook(d);
@@ -966,6 +1149,22 @@ display_generation(const struct display *d)
 	return d->gen;
 }
 
+int
+display_input_claim(struct display *d, const void *owner)
+{
+	if (d->input_owner != NULL && d->input_owner != owner)
+		return ERR_BUSY;
+	d->input_owner = owner;
+	return 0;
+}
+
+void
+display_input_release(struct display *d, const void *owner)
+{
+	if (d != NULL && d->input_owner == owner)
+		d->input_owner = NULL;
+}
+
 void
 display_touch(struct display *d)
 {
@@ -982,13 +1181,33 @@ void
 display_shutdown(void)
 {
 	struct display	*d;
+	char		 path[PATH_MAX + 8];
 
 	for (d = display_list; d != NULL; d = d->next) {
+		if (d->wm_pid > 0)
+			kill(-d->wm_pid, SIGTERM);
 		if (d->pid > 0)
 			kill(d->pid, SIGTERM);
 		if (d->authfile[0] != '\0')
 			(void)unlink(d->authfile);
 	}
-	if (display_rundir[0] != '\0')
+	if (display_rundir[0] != '\0') {
+		(void)snprintf(path, sizeof path, "%s/twmrc", display_rundir);
+		(void)unlink(path);
 		(void)rmdir(display_rundir);
+	}
+}
+
+/* The ready display on slot :N, or NULL (the G-33 server names slots). */
+struct display *
+display_find_slot(int slot)
+{
+	struct display	*d;
+
+	for (d = display_list; d != NULL; d = d->next) {
+		if (d->slot == slot && d->state == DISPLAY_READY &&
+		    d->cap != NULL)
+			return d;
+	}
+	return NULL;
 }

@@ -48,12 +48,21 @@ int	display_op_list(struct control_conn *, uint32_t, json_t *, char *,
 
 /* The ready display of bot, or NULL. */
 struct display	*display_find(const char *bot);
+/* The ready display on slot :N, or NULL. */
+struct display	*display_find_slot(int slot);
 struct capture	*display_capture(struct display *d);
 int		 display_slot(const struct display *d);
 /* Path of the display's MIT-MAGIC-COOKIE-1 file (for XAUTHORITY). */
 const char	*display_xauthority(const struct display *d);
 /* Never reused: tells a display from a later one at the same address. */
 uint64_t	 display_generation(const struct display *d);
+/*
+ * One input executor per desktop (display.act and the /v1/desktop
+ * drop-in), or they would fight over the spare keycodes used for typing.
+ * claim: 0 or ERR_BUSY; release by the same owner (others are ignored).
+ */
+int		 display_input_claim(struct display *d, const void *owner);
+void		 display_input_release(struct display *d, const void *owner);
 /* A tool call used it now (idle time starts again). */
 void		 display_touch(struct display *d);
 /* A control capability or viewer holds it: never evicted while on. */

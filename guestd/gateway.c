@@ -73,6 +73,7 @@ struct gateway_conn {
 	uint8_t			*pend;		/* framed, not yet written up */
 	size_t			 pendlen, pendoff, pendcap;
 	int			 rx_paused;
+	int			 req_inflight;	/* an update request unanswered */
 
 	struct gateway_conn	*next;
 };
@@ -80,6 +81,7 @@ struct gateway_conn {
 static struct lws_vhost		*gw_vh;
 static int			 gw_port_bound;
 static char			 gw_page_dir[PATH_MAX];
+static char			 gw_novnc_dir[PATH_MAX] = "/usr/share/novnc";
 static struct gateway_conn	*gw_conns;
 static unsigned			 gw_nconns;
 
@@ -277,6 +279,15 @@ gw_flush_in(struct gateway_conn *g)
 			    "protocol_error");
 			return;
 		}
+		if (type == 3 && g->req_inflight) {
+			/* One update request at a time: the next waits for the
+			 * answer to start, so a viewer asking for many frames
+			 * without reading never has more than one coming. */
+			held = 1;
+			break;
+		}
+		if (type == 3)
+			g->req_inflight = 1;
 		if (!g->version_seen) {
 			/* Pre-fed already; a viewer wanting another version
 			 * cannot be served. */
@@ -351,6 +362,7 @@ gw_up_cb(struct loop_fd *lf, int events, void *arg)
 		/* One chunk in flight: read again once it is written. */
 		loop_fd_want_read(lf, 0);
 		lws_callback_on_writable(g->wsi);
+		g->req_inflight = 0;
 	} else if (n == 0 || (errno != EAGAIN && errno != EINTR))
 		gw_close(g, GW_BY_UPSTREAM);
 }
@@ -459,6 +471,7 @@ gw_connect_up(struct gateway_conn *g, const struct capability *cap)
 	return 0;
 }
 
+/* On failure nothing stays linked or allocated: lws may not call CLOSED. */
 static int
 gw_established(struct gateway_conn *g, struct lws *wsi)
 {
@@ -469,27 +482,27 @@ gw_established(struct gateway_conn *g, struct lws *wsi)
 	gw_new_id(g->id);
 	cap = capability_find(g->token, strlen(g->token));
 	explicit_bzero(g->token, sizeof g->token);
-	g->next = gw_conns;
-	gw_conns = g;
-	gw_nconns++;
 	if (cap == NULL) {
 		/* Revoked between the filter and now. */
-		g->closed_by = GW_BY_REVOKED;
 		gw_event("screen.proxy.websocket_handshake_failed", g->id,
 		    "unknown", json_pack("{s:s}", "error", "revoked"));
 		return -1;
 	}
 	g->cap = cap;
 	g->control = capability_control(cap);
-	g->established = 1;
 	g->out = xmalloc(LWS_PRE + GW_CHUNK);
 	if (gw_connect_up(g, cap) != 0) {
-		g->closed_by = GW_BY_UPSTREAM;
 		gw_event("screen.proxy.websocket_handshake_failed", g->id,
-		    gw_policy(g), json_pack("{s:s}", "error",
-		    "upstream_unreachable"));
+		    g->control ? "control" : "view", json_pack("{s:s}",
+		    "error", "upstream_unreachable"));
+		free(g->out);
+		g->out = NULL;
 		return -1;
 	}
+	g->established = 1;
+	g->next = gw_conns;
+	gw_conns = g;
+	gw_nconns++;
 	gw_event("screen.proxy.websocket_upgraded", g->id, gw_policy(g),
 	    json_pack("{s:s}", "capability_id", capability_id(cap)));
 	return 0;
@@ -502,6 +515,8 @@ gw_closed(struct gateway_conn *g)
 	    "revoked" };
 	struct gateway_conn	**pp;
 
+	if (!g->established)
+		return;
 	for (pp = &gw_conns; *pp != NULL; pp = &(*pp)->next) {
 		if (*pp == g) {
 			*pp = g->next;
@@ -511,11 +526,10 @@ gw_closed(struct gateway_conn *g)
 	}
 	loop_fd_close(g->up);
 	g->up = NULL;
-	if (g->established)
-		gw_event("screen.proxy.websocket_closed", g->id, gw_policy(g),
-		    json_pack("{s:I,s:s,s:b}", "duration_ms",
-		    (json_int_t)(loop_now_ms() - g->start_ms), "closed_by",
-		    by[g->closed_by], "upstream_handshake", g->up_seen));
+	gw_event("screen.proxy.websocket_closed", g->id, gw_policy(g),
+	    json_pack("{s:I,s:s,s:b}", "duration_ms",
+	    (json_int_t)(loop_now_ms() - g->start_ms), "closed_by",
+	    by[g->closed_by], "upstream_handshake", g->up_seen));
 	free(g->out);
 	free(g->in);
 	free(g->pend);
@@ -523,7 +537,99 @@ gw_closed(struct gateway_conn *g)
 	g->established = 0;
 }
 
-/* ---- plain HTTP: the page directory -------------------------------------- */
+/* ---- plain HTTP: the embed page, noVNC, the page directory ------------- */
+
+/*
+ * The embed page (G-17), served from memory unless the page directory
+ * has its own.  It reports its state to the parent page at once, removes
+ * VideoDecoder before noVNC loads (old noVNC hangs on some Android
+ * devices when it is there), loads noVNC from /novnc/ on this same port
+ * (a local directory, never a CDN) and connects to /screen/<token>.
+ * Query: token, view_only=1, scale=0 (no scaling to the frame).
+ */
+static const char gw_embed_html[] =
+"<!doctype html>\n"
+"<html><head><meta charset=\"utf-8\"><title>screen</title>\n"
+"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
+"<style>html,body{margin:0;height:100%;background:#000;overflow:hidden}"
+"#screen{width:100%;height:100%}</style>\n"
+"<script>\n"
+"'use strict';\n"
+"try { delete window.VideoDecoder; } catch (e) {}\n"
+"if ('VideoDecoder' in window) {\n"
+"  try { window.VideoDecoder = undefined; } catch (e) {}\n"
+"}\n"
+"window.rakazoScreenPost = function (state, detail) {\n"
+"  try {\n"
+"    window.parent.postMessage({ source: 'rakazo-screen', state: state,\n"
+"        detail: detail || null }, '*');\n"
+"  } catch (e) {}\n"
+"  document.documentElement.dataset.state = state;\n"
+"};\n"
+"window.rakazoScreenPost('loading');\n"
+"</script>\n"
+"</head><body><div id=\"screen\"></div>\n"
+"<script type=\"module\">\n"
+"const post = window.rakazoScreenPost;\n"
+"const q = new URLSearchParams(location.search);\n"
+"const token = q.get('token');\n"
+"function start(RFB) {\n"
+"  const ws = (location.protocol === 'https:' ? 'wss://' : 'ws://') +\n"
+"      location.host + '/screen/' + encodeURIComponent(token);\n"
+"  let up = false;\n"
+"  post('connecting');\n"
+"  const rfb = new RFB(document.getElementById('screen'), ws,\n"
+"      { wsProtocols: ['binary'] });\n"
+"  rfb.scaleViewport = q.get('scale') !== '0';\n"
+"  rfb.viewOnly = q.get('view_only') === '1';\n"
+"  rfb.addEventListener('connect', () => { up = true; post('connected'); });\n"
+"  rfb.addEventListener('securityfailure',\n"
+"      () => post('failed', 'security'));\n"
+"  rfb.addEventListener('disconnect',\n"
+"      () => post(up ? 'disconnected' : 'failed'));\n"
+"  window.rakazoScreen = rfb;\n"
+"}\n"
+"if (!token) {\n"
+"  post('failed', 'no token');\n"
+"} else {\n"
+"  import('./novnc/core/rfb.js')\n"
+"      .then((m) => start(m.default))\n"
+"      .catch((e) => post('failed', 'noVNC: ' + e));\n"
+"}\n"
+"</script>\n"
+"</body></html>\n";
+
+void
+gateway_set_novnc(const char *dir)
+{
+	snprintf(gw_novnc_dir, sizeof gw_novnc_dir, "%s", dir);
+}
+
+static int
+gw_serve_memory(struct lws *wsi, const char *body, size_t len,
+    const char *mime)
+{
+	static const char	 v[] = "no-transform";
+	unsigned char		 hdr[LWS_PRE + 1024], *p, *end;
+	unsigned char		*b;
+	int			 n;
+
+	p = hdr + LWS_PRE;
+	end = hdr + sizeof hdr - 1;
+	if (lws_add_http_common_headers(wsi, HTTP_STATUS_OK, mime, len, &p,
+	    end) || lws_add_http_header_by_name(wsi, (const unsigned char *)
+	    "cache-control:", (const unsigned char *)v, (int)sizeof v - 1,
+	    &p, end) || lws_finalize_write_http_header(wsi, hdr + LWS_PRE, &p,
+	    end))
+		return -1;
+	b = xmalloc(LWS_PRE + len);
+	memcpy(b + LWS_PRE, body, len);
+	n = lws_write(wsi, b + LWS_PRE, len, LWS_WRITE_HTTP_FINAL);
+	free(b);
+	if (n < (int)len)
+		return -1;
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
 
 static const char *
 gw_mime(const char *path)
@@ -583,14 +689,23 @@ gw_http(struct lws *wsi, const char *uri)
 	static const char	 hdr[] = "Cache-Control: no-transform\r\n"
 	    "X-Content-Type-Options: nosniff\r\n";
 	char			 path[PATH_MAX];
+	const char		*dir = gw_page_dir;
 	struct stat		 st;
 	int			 n;
 
-	if (gw_page_dir[0] == '\0' || !gw_path_ok(uri))
+	if (!gw_path_ok(uri))
 		return gw_http_status(wsi, HTTP_STATUS_NOT_FOUND);
-	if (snprintf(path, sizeof path, "%s%s", gw_page_dir, uri) >=
-	    (int)sizeof path || stat(path, &st) == -1 || !S_ISREG(st.st_mode))
+	if (strncmp(uri, "/novnc/", 7) == 0) {
+		dir = gw_novnc_dir;
+		uri += 6;
+	}
+	if (dir[0] == '\0' || snprintf(path, sizeof path, "%s%s", dir, uri) >=
+	    (int)sizeof path || stat(path, &st) == -1 || !S_ISREG(st.st_mode)) {
+		if (strcmp(uri, "/embed.html") == 0 && dir == gw_page_dir)
+			return gw_serve_memory(wsi, gw_embed_html,
+			    sizeof gw_embed_html - 1, "text/html; charset=utf-8");
 		return gw_http_status(wsi, HTTP_STATUS_NOT_FOUND);
+	}
 	n = lws_serve_http_file(wsi, path, gw_mime(path), hdr,
 	    (int)sizeof hdr - 1);
 	if (n < 0 || (n > 0 && lws_http_transaction_completed(wsi)))

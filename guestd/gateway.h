@@ -6,9 +6,11 @@
  *   GET /screen/<token>              websocket (subprotocol "binary" or
  *   GET /?token=<token>              none) carrying RFB to and from the
  *   GET /websockify?token=<token>    capability's display
+ *   GET /embed.html?token=<token>    the embed page (built in, unless
+ *                                    the page directory has one)
+ *   GET /novnc/<file>                noVNC, from a local directory
  *   GET /<file>                      a static file from the page
- *                                    directory (embed.html, noVNC), when
- *                                    one is configured
+ *                                    directory, when one is configured
  *
  * A bad path or token is refused before the upgrade completes, so no RFB
  * byte is ever sent to it.  Every response carries Cache-Control:
@@ -36,6 +38,8 @@ struct lws_context;
  */
 int	 gateway_start(struct lws_context *ctx, const char *host, int port,
 	    const char *page_dir);
+/* Where /novnc/ comes from (default /usr/share/novnc, Debian's novnc). */
+void	 gateway_set_novnc(const char *dir);
 /* The bound port, 0 when the gateway is off. */
 int	 gateway_port(void);
 /* Close every websocket of cap now (closed_by revoked). */

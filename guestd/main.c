@@ -26,6 +26,7 @@
 #include <libwebsockets.h>
 
 #include "capability.h"
+#include "compat.h"
 #include "config.h"
 #include "control.h"
 #include "err.h"
@@ -52,6 +53,8 @@ static int64_t		 main_exec_max_timeout_ms = 86400000;
 static int64_t		 main_exec_max_running = 64;
 static const char	*main_gateway;
 static const char	*main_gateway_pages;
+static const char	*main_novnc;
+static const char	*main_compat;
 static const char	*main_debug_vnc;
 static int64_t		 main_debug_vnc_base = 5900;
 static int		 main_debug_vnc_control;
@@ -90,6 +93,11 @@ static const struct config_opt main_opts[] = {
 	{ "gateway-pages", "GUESTD_GATEWAY_PAGES", CONFIG_STR,
 	  &main_gateway_pages, 0, 0,
 	  "directory of static files the gateway serves (embed.html, noVNC)" },
+	{ "novnc", "GUESTD_NOVNC", CONFIG_STR, &main_novnc, 0, 0,
+	  "noVNC directory served at /novnc/ (default /usr/share/novnc)" },
+	{ "compat", "GUESTD_COMPAT", CONFIG_STR, &main_compat, 0, 0,
+	  "ADDR:PORT of the drop-in POST /v1/desktop server (G-33; usually "
+	  "port 7070; off unless given)" },
 	{ "debug-vnc", "GUESTD_DEBUG_VNC", CONFIG_STR, &main_debug_vnc, 0, 0,
 	  "loopback ADDR: each display's RFB on ADDR port 5900+slot" },
 	{ "debug-vnc-base", "GUESTD_DEBUG_VNC_BASE", CONFIG_INT,
@@ -267,6 +275,10 @@ main_write_ready(int fd, int port)
 	if (fd == -1)
 		return;
 	n = snprintf(buf, sizeof buf, "%d\n", port);
+	/* Second line, for tests that ask for port 0. */
+	if (compat_port() > 0)
+		n += snprintf(buf + n, sizeof buf - (size_t)n, "compat=%d\n",
+		    compat_port());
 	if (write(fd, buf, (size_t)n) != n)
 		main_die("ready file: %s", strerror(errno));
 	close(fd);
@@ -339,6 +351,7 @@ main(int argc, char **argv)
 		log_warn("guestd.subreaper", "error=\"%s\"", strerror(errno));
 
 	control_set_secret(secret);
+	compat_set_secret(secret);
 	token_wipe(secret, sizeof secret);
 	control_set_ops(ops_table, ops_count);
 
@@ -378,8 +391,21 @@ main(int argc, char **argv)
 		    sizeof gwhost, &gwport) != 0)
 			main_die("--gateway wants ADDR[:PORT], got %s",
 			    main_gateway);
+		if (main_novnc != NULL)
+			gateway_set_novnc(main_novnc);
 		if (gateway_start(ctx, gwhost, gwport, main_gateway_pages) != 0)
 			main_die("cannot start the gateway on %s", main_gateway);
+	}
+	if (main_compat != NULL) {
+		char	chost[256];
+		int	cport;
+
+		if (config_parse_hostport(main_compat, chost, sizeof chost,
+		    &cport) != 0)
+			main_die("--compat wants ADDR:PORT, got %s", main_compat);
+		if (compat_start(ctx, chost, cport) != 0)
+			main_die("cannot start the compat server on %s",
+			    main_compat);
 	}
 	port = lws_get_vhost_listen_port(vh);
 	log_info("guestd.listening", "addr=%s port=%d workspace=%s user=%s",

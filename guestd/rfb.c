@@ -33,6 +33,7 @@
 
 #include <X11/Xlib.h>
 #include <X11/extensions/XTest.h>
+#include <X11/extensions/Xfixes.h>
 
 #include <rfb/rfb.h>
 
@@ -176,6 +177,102 @@ rfb_viewer_fd_cb(struct loop_fd *lf, int events, void *arg)
 	rfb_pump_now(v->r);
 }
 
+/* ---- the cursor shape (cursor pseudo-encodings) --------------------------- */
+
+#define RFB_CURSOR_MAX	256	/* side; larger cursors keep the old shape */
+
+/*
+ * The X cursor is not in XShm grabs: viewers draw it from the shape we
+ * send (RichCursor / XCursor pseudo-encodings), in the server's pixel
+ * format, with a mask where it is at least half opaque.
+ */
+static rfbCursorPtr
+rfb_cursor_from_x(const XFixesCursorImage *ci)
+{
+	rfbCursorPtr	 c;
+	size_t		 bpr, i, n;
+	uint32_t	*rich;
+	unsigned long	 p;
+	int		 x, y, a, lum;
+
+	if (ci->width == 0 || ci->height == 0 ||
+	    ci->width > RFB_CURSOR_MAX || ci->height > RFB_CURSOR_MAX)
+		return NULL;
+	bpr = ((size_t)ci->width + 7) / 8;
+	n = (size_t)ci->width * ci->height;
+	c = xcalloc(1, sizeof *c);
+	c->width = ci->width;
+	c->height = ci->height;
+	c->xhot = ci->xhot < ci->width ? ci->xhot : 0;
+	c->yhot = ci->yhot < ci->height ? ci->yhot : 0;
+	c->source = xcalloc(bpr * ci->height, 1);
+	c->mask = xcalloc(bpr * ci->height, 1);
+	rich = xcalloc(n, 4);
+	c->richSource = (unsigned char *)rich;
+	for (i = 0; i < n; i++) {
+		x = (int)(i % ci->width);
+		y = (int)(i / ci->width);
+		p = ci->pixels[i];	/* premultiplied ARGB */
+		a = (int)(p >> 24 & 0xff);
+		rich[i] = (uint32_t)(p & 0xffffff);
+		if (a < 128)
+			continue;
+		c->mask[(size_t)y * bpr + (size_t)x / 8] |=
+		    (unsigned char)(0x80 >> (x % 8));
+		lum = (int)((p >> 16 & 0xff) + (p >> 8 & 0xff) + (p & 0xff));
+		if (lum >= 3 * 128)	/* source bit: foreground white */
+			c->source[(size_t)y * bpr + (size_t)x / 8] |=
+			    (unsigned char)(0x80 >> (x % 8));
+	}
+	c->foreRed = c->foreGreen = c->foreBlue = 0xffff;
+	c->cleanup = c->cleanupSource = c->cleanupMask = TRUE;
+	c->cleanupRichSource = TRUE;
+	return c;
+}
+
+/*
+ * Put libvncserver's idea of the pointer where X has it (one round trip):
+ * viewers that take pointer positions are told, and viewers that take no
+ * shapes get the cursor drawn in the right place.
+ */
+static void
+rfb_sync_pointer(struct rfb *r)
+{
+	rfbClientIteratorPtr	 it;
+	rfbClientPtr		 cl;
+	int			 x, y;
+
+	if (r->cap == NULL || capture_cursor(r->cap, &x, &y) != 0 ||
+	    (x == r->s->cursorX && y == r->s->cursorY))
+		return;
+	r->s->cursorX = x;
+	r->s->cursorY = y;
+	it = rfbGetClientIterator(r->s);
+	while ((cl = rfbClientIteratorNext(it)) != NULL) {
+		if (cl->enableCursorPosUpdates)
+			cl->cursorWasMoved = TRUE;
+	}
+	rfbReleaseClientIterator(it);
+}
+
+static void
+rfb_cursor_changed(struct capture *cap, void *arg)
+{
+	struct rfb		*r = arg;
+	XFixesCursorImage	*ci;
+	rfbCursorPtr		 c;
+
+	if ((ci = XFixesGetCursorImage(capture_xdisplay(cap))) == NULL)
+		return;
+	c = rfb_cursor_from_x(ci);
+	XFree(ci);
+	if (c == NULL)
+		return;
+	rfbSetCursor(r->s, c);
+	rfb_sync_pointer(r);
+	rfb_pump_soon(r);
+}
+
 /* ---- input of control viewers -------------------------------------------- */
 
 static Display *
@@ -235,6 +332,22 @@ rfb_cut_text(char *str, int len, rfbClientPtr cl)
 
 /* ---- viewers ------------------------------------------------------------- */
 
+/*
+ * A viewer asks for a frame: fold in the damage the X server has already
+ * seen (one round trip), so a picture drawn before the request is in the
+ * answer, as observe does.
+ */
+static void
+rfb_update_request(rfbClientPtr cl, rfbFramebufferUpdateRequestMsg *msg)
+{
+	struct rfb_viewer	*v = cl->clientData;
+
+	(void)msg;
+	if (v != NULL && v->r->cap != NULL &&
+	    capture_sync(v->r->cap) == 0)
+		rfb_sync_pointer(v->r);
+}
+
 static void
 rfb_client_gone(rfbClientPtr cl)
 {
@@ -245,6 +358,28 @@ rfb_client_gone(rfbClientPtr cl)
 	cl->clientData = NULL;
 	loop_fd_close(v->lf);
 	free(v);
+}
+
+/*
+ * The kernel caps SO_SNDBUF at twice net.core.wmem_max.  Below a full raw
+ * frame, a big update to a viewer that reads slowly blocks the loop for up
+ * to 5 s (then the viewer is dropped): say so once.
+ */
+static void
+rfb_check_sndbuf(struct rfb *r, int fd)
+{
+	static int	warned;
+	socklen_t	len = sizeof(int);
+	long		need;
+	int		got = 0;
+
+	need = (long)r->s->width * r->s->height * 4 + 65536;
+	if (warned || getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &got, &len) != 0 ||
+	    got >= need)
+		return;
+	warned = 1;
+	log_warn("rfb.sndbuf_small", "got=%d want=%ld hint=\"raise "
+	    "net.core.wmem_max\"", got, need);
 }
 
 static enum rfbNewClientAction
@@ -264,9 +399,11 @@ rfb_new_client(rfbClientPtr cl)
 		v->control = rfb_debug_control;	/* the debug port */
 	cl->clientData = v;
 	cl->clientGoneHook = rfb_client_gone;
+	cl->clientFramebufferUpdateRequestHook = rfb_update_request;
 	cl->viewOnly = v->control ? FALSE : TRUE;
 	/* A full raw frame must fit, or rfbWriteExact stalls the loop. */
 	(void)setsockopt(cl->sock, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+	rfb_check_sndbuf(r, cl->sock);
 	if ((dfd = fcntl(cl->sock, F_DUPFD_CLOEXEC, 3)) == -1 ||
 	    (v->lf = loop_fd_add(dfd, rfb_viewer_fd_cb, v)) == NULL) {
 		cl->clientData = NULL;
@@ -385,6 +522,8 @@ rfb_screen(struct display *d, struct rfb **out)
 	else
 		rfbInitServer(r->s);
 	capture_set_damage_cb(cap, rfb_damage, r);
+	capture_set_cursor_cb(cap, rfb_cursor_changed, r);
+	rfb_cursor_changed(cap, r);
 	r->next = rfb_list;
 	rfb_list = r;
 	*out = r;
@@ -412,8 +551,10 @@ rfb_display_closing(struct display *d)
 	if (r == NULL)
 		return;
 	*pp = r->next;
-	if (r->cap != NULL)
+	if (r->cap != NULL) {
 		capture_set_damage_cb(r->cap, NULL, NULL);
+		capture_set_cursor_cb(r->cap, NULL, NULL);
+	}
 	loop_timer_cancel(r->pump);
 	loop_fd_close(r->listen_lf);
 	/* Closes every viewer socket (the peers see EOF at once) and frees

@@ -3,10 +3,14 @@
  * tests.  It speaks RFB 3.8 with security None, asks for 32-bit pixels
  * (0x00RRGGBB little-endian) in Raw, and follows a script on stdin:
  *
- *   handshake          version, security, init, pixel format, encodings;
- *                      prints "init W H first_byte_us=N"
+ *   handshake [cursor] version, security, init, pixel format, encodings
+ *                      (Raw, DesktopSize, and RichCursor with "cursor");
+ *                      prints "init W H first_byte_us=N"; updates then
+ *                      print "cursor W H HOTX HOTY" for each shape
  *   update [inc]       request (full, or incremental) and read one update;
  *                      prints "update RECTS"
+ *   request [inc]      only send the request
+ *   read-update        only read one update; prints "update RECTS"
  *   pixel X Y RRGGBB   compare one pixel; "ok", else "pixel X Y got C"
  *                      and exit 5
  *   pointer X Y MASK   send a PointerEvent
@@ -219,10 +223,10 @@ rp_put32(uint8_t *p, uint32_t v)
 }
 
 static void
-rp_handshake(void)
+rp_handshake(int cursor)
 {
 	const uint8_t	*p;
-	uint8_t		 m[20], enc[4 + 2 * 4];
+	uint8_t		 m[20], enc[4 + 3 * 4];
 	unsigned	 n, i;
 	uint32_t	 namelen;
 
@@ -272,11 +276,12 @@ rp_handshake(void)
 	m[16] = 0;
 	rp_send(m, 20);
 	memset(enc, 0, sizeof enc);
-	enc[0] = 2;		/* SetEncodings: Raw, DesktopSize */
-	rp_put16(enc + 2, 2);
+	enc[0] = 2;		/* SetEncodings: Raw, DesktopSize, RichCursor */
+	rp_put16(enc + 2, cursor ? 3 : 2);
 	rp_put32(enc + 4, 0);
 	rp_put32(enc + 8, (uint32_t)-223);
-	rp_send(enc, sizeof enc);
+	rp_put32(enc + 12, (uint32_t)-239);
+	rp_send(enc, cursor ? 16 : 12);
 	printf("init %d %d first_byte_us=%llu\n", R.w, R.h,
 	    (unsigned long long)(R.t_first - R.t_connect));
 }
@@ -341,7 +346,14 @@ rp_update(void)
 		if (enc == 0)
 			rp_raw_rect((int)rp_be16(p), (int)rp_be16(p + 2),
 			    (int)rp_be16(p + 4), (int)rp_be16(p + 6));
-		else if (enc != -223) {
+		else if (enc == -239) {
+			unsigned cw = rp_be16(p + 4), chh = rp_be16(p + 6);
+
+			printf("cursor %u %u %u %u\n", cw, chh, rp_be16(p),
+			    rp_be16(p + 2));
+			(void)rp_need((size_t)cw * chh * 4 +
+			    (size_t)((cw + 7) / 8) * chh);
+		} else if (enc != -223) {
 			printf("unexpected-encoding %d\n", (int)enc);
 			exit(5);
 		}
@@ -385,7 +397,11 @@ rp_run(const char *line)
 	uint8_t		 m[8];
 
 	if (strncmp(line, "handshake", 9) == 0)
-		rp_handshake();
+		rp_handshake(strstr(line, "cursor") != NULL);
+	else if (strncmp(line, "request", 7) == 0)
+		rp_request(strstr(line, "inc") != NULL);
+	else if (strncmp(line, "read-update", 11) == 0)
+		rp_update();
 	else if (strncmp(line, "update", 6) == 0) {
 		rp_request(strstr(line, "inc") != NULL);
 		rp_update();

@@ -10,13 +10,48 @@ command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
 : "${RFBPROBE:?run through make check}"
 GUESTD_DISPLAY_FIRST=$((200 + ($$ + 70) % 500))
 export GUESTD_DISPLAY_FIRST
-t_start_guestd --gateway 127.0.0.1:0
-
-hello=$(rk call hello '{"version":1}' 2>&1) || true
+mkdir -p "$T/pages/sub" "$T/novnc/core"
+echo '<!doctype html><title>hello</title>' >"$T/pages/sub/hello.html"
+echo 'export default 1;' >"$T/novnc/core/rfb.js"
+echo 'secret' >"$T/outside"
+chmod -R a+rX "$T/pages" "$T/novnc"
+t_start_guestd --gateway 127.0.0.1:0 --gateway-pages "$T/pages" \
+    --novnc "$T/novnc"
 gw=$(sed -n 's/.*event=gateway.listening .*port=\([0-9]*\).*/\1/p' \
     "$GUESTD_LOG" | head -n 1)
 [ -n "$gw" ] || t_fail "gateway did not listen"
 GW="ws://127.0.0.1:$gw"
+
+# Static pages, with Cache-Control: no-transform; nothing outside them.
+if command -v curl >/dev/null 2>&1; then
+	h=$(curl -sS -D - -o "$T/got" \
+	    "http://127.0.0.1:$gw/embed.html?token=x") || t_fail "embed.html"
+	t_contains "$h" "200" "embed.html status"
+	t_contains "$(printf '%s' "$h" | tr 'A-Z' 'a-z')" \
+	    "cache-control: no-transform" "embed page cache header"
+	t_contains "$h" "text/html" "embed page type"
+	page=$(cat "$T/got")
+	# G-17: no VideoDecoder, state to the parent, noVNC from this port.
+	t_contains "$page" "delete window.VideoDecoder" "VideoDecoder removed"
+	t_contains "$page" "postMessage" "state reported"
+	t_contains "$page" "'loading'" "loading state"
+	t_contains "$page" "import('./novnc/core/rfb.js')" "local noVNC"
+	t_not_contains "$page" "https://" "no CDN"
+	h=$(curl -sS -D - -o "$T/got" "http://127.0.0.1:$gw/novnc/core/rfb.js")
+	t_contains "$h" "text/javascript" "noVNC module type"
+	t_contains "$(printf '%s' "$h" | tr 'A-Z' 'a-z')" \
+	    "cache-control: no-transform" "noVNC cache header"
+	cmp -s "$T/got" "$T/novnc/core/rfb.js" || t_fail "noVNC content"
+	h=$(curl -sS -D - -o "$T/got" "http://127.0.0.1:$gw/sub/hello.html")
+	t_contains "$h" "200" "page directory"
+	cmp -s "$T/got" "$T/pages/sub/hello.html" || t_fail "page content"
+	for bad in /nope.html /../outside /sub/../../outside /.hidden / \
+	    /novnc/../outside /novnc/core/../../../outside /novnc/; do
+		c=$(curl -sS --path-as-is -o /dev/null -w '%{http_code}' \
+		    "http://127.0.0.1:$gw$bad")
+		t_eq "$c" 404 "GET $bad"
+	done
+fi
 
 out=$(rk call display.open '{"bot":"alice","width":640,"height":480}') ||
 	t_fail "open: $out"
@@ -69,6 +104,12 @@ r=$(printf 'handshake\nupdate\npixel 10 10 ff0000\n' |
     "$RFBPROBE" --no-subprotocol --url "$GW/screen/$tok") ||
 	t_fail "no subprotocol: $r"
 
+# The X cursor's own shape goes to viewers that take cursor shapes
+# (Xvfb's root cursor: 16x16, hotspot 7,7; libvncserver's own is 8x7).
+r=$(printf 'handshake cursor\nupdate\npixel 10 10 ff0000\n' |
+    "$RFBPROBE" --url "$GW/screen/$tok") || t_fail "cursor viewer: $r"
+t_contains "$r" "cursor 16 16 7 7" "X cursor shape"
+
 # A change reaches a connected viewer as an incremental update.
 mkfifo "$T/pin" "$T/pout"
 "$RFBPROBE" --url "$GW/screen/$tok" <"$T/pin" >"$T/pout" 2>&1 &
@@ -97,13 +138,13 @@ closed=${line#closed }
 [ $((closed - after)) -le 100 ] ||
 	t_fail "closed $((closed - after)) ms after the revoke returned"
 t_note "revoke round trip $((after - before)) ms, closed $((closed - before)) ms after it began"
-wait "$ppid"
 exec 5>&- 6<&-
+wait "$ppid"
 grep -q 'websocket_closed.*closed_by\\":\\"revoked' "$GUESTD_LOG" ||
 	t_fail "no closed_by revoked event"
 r=$(printf 'handshake\n' | "$RFBPROBE" --url "$GW/screen/$tok")
 t_contains "$r" "connect-failed" "revoked token refused"
-rk call capability.revoke "{\"token\":\"$tok\"}" >"$T/rv" &&
+rk call capability.revoke "{\"token\":\"$tok\"}" >"$T/rv" 2>&1 &&
 	t_fail "second revoke accepted"
 t_contains "$(cat "$T/rv")" NOT_FOUND "second revoke code"
 
@@ -142,9 +183,9 @@ grep -q 'screen.capability.revoked.*reason=expired' "$GUESTD_LOG" ||
 	t_fail "no expiry event"
 
 # Bad grants.
-rk call capability.grant '{"bot":"alice","policy":"admin"}' >"$T/r" &&
+rk call capability.grant '{"bot":"alice","policy":"admin"}' >"$T/r" 2>&1 &&
 	t_fail "policy admin accepted"
-rk call capability.grant '{"bot":"nobody","policy":"view"}' >"$T/r" &&
+rk call capability.grant '{"bot":"nobody","policy":"view"}' >"$T/r" 2>&1 &&
 	t_fail "grant without a display"
 t_contains "$(cat "$T/r")" DISPLAY_NOT_OPEN "no display code"
 
@@ -154,6 +195,24 @@ grep -q 'websocket_upgraded.*connection_id' "$GUESTD_LOG" ||
 for t in "$tok" "$tok2" "$tok3"; do
 	grep -q -- "$t" "$GUESTD_LOG" && t_fail "a token reached the log"
 done
+
+# The CLI: screen-url prints the raw websocket and the embed page URL on
+# the gateway port; revoke takes the token back.
+u=$(rk screen-url alice --control --ttl 600) || t_fail "screen-url: $u"
+wsu=$(printf '%s\n' "$u" | sed -n 1p)
+page=$(printf '%s\n' "$u" | sed -n 2p)
+case "$wsu" in
+"ws://127.0.0.1:$gw/screen/"*) ;;
+*) t_fail "screen-url ws line: $u" ;;
+esac
+t5=${wsu##*/}
+t_eq "$page" "http://127.0.0.1:$gw/embed.html?token=$t5" "embed page URL"
+r=$(printf 'handshake\nupdate\npixel 10 10 ff0000\n' | "$RFBPROBE" --url "$wsu") ||
+	t_fail "printed URL: $r"
+rk screen-url alice --ttl 0 >/dev/null 2>&1 && t_fail "ttl 0 accepted"
+rk revoke "$t5" >/dev/null || t_fail "rk revoke"
+r=$(printf 'handshake\n' | "$RFBPROBE" --url "$wsu")
+t_contains "$r" "connect-failed" "revoked by the CLI"
 
 echo quit >&7
 wait "$xpid"

@@ -1,0 +1,1602 @@
+/*
+ * The drop-in /v1/desktop control server (SPEC G-33).
+ *
+ * Today's images run a small HTTP server that spawns xdotool once per
+ * step and grabs the screen with another process; controllers written for
+ * it send xdotool argv lists.  We accept the same requests and run them
+ * in-process: every argv is translated into native actions (actions.h),
+ * the whole request becomes one batch that is validated before any event
+ * is sent, and input.c applies it on the loop.  keydown/keyup have no
+ * native kind (a native hold always releases), so they are ACTION_HOLD
+ * entries marked in the plan and sent here with XTest between the
+ * input.c segments.  Waits, the executor's own pauses and the settle time
+ * are loop timers: nothing ever blocks the loop.
+ *
+ * The token is guestd's control secret, compared in constant time with
+ * token_equal; a failed token is never logged.  The body is read through
+ * LWS_CALLBACK_HTTP_BODY under a hard cap: past it the rest is discarded
+ * unread into memory and the answer is 400 TOO_LARGE.
+ */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <X11/Xatom.h>
+#include <X11/Xlib.h>
+#include <X11/extensions/XTest.h>
+#include <jansson.h>
+#include <libwebsockets.h>
+
+#include "actions.h"
+#include "capture.h"
+#include "compat.h"
+#include "display.h"
+#include "err.h"
+#include "input.h"
+#include "json.h"
+#include "log.h"
+#include "loop.h"
+#include "observe.h"
+#include "token.h"
+
+#define COMPAT_CHUNK		(64 * 1024)
+#define COMPAT_DISCARD_MAX	(4 * 1024 * 1024)	/* then just close */
+#define COMPAT_TITLE_MAX	1024
+
+/* ---- argv -> actions ----------------------------------------------------- */
+
+/* A plan under construction: native action objects plus their roles. */
+struct compat_build {
+	json_t		*arr;
+	unsigned char	*keyev;
+	size_t		*step;
+	size_t		 n, cap;
+	size_t		 stepno;
+	struct actions_error *err;
+};
+
+static int compat_fail(struct actions_error *, int, int, const char *, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int
+compat_fail(struct actions_error *err, int code, int index, const char *fmt,
+    ...)
+{
+	va_list	ap;
+
+	err->code = code;
+	err->index = index;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Append o (stolen) with its role. */
+static int
+compat_add(struct compat_build *cb, json_t *o, int keyev)
+{
+	if (o == NULL)
+		return compat_fail(cb->err, ERR_NOMEM, -1, "out of memory");
+	if (cb->n >= ACTIONS_MAX) {
+		json_decref(o);
+		return compat_fail(cb->err, ERR_TOO_LARGE, -1, "the steps "
+		    "make more than %d actions", ACTIONS_MAX);
+	}
+	if (cb->n == cb->cap) {
+		cb->cap = cb->cap == 0 ? 16 : cb->cap * 2;
+		cb->keyev = xrealloc(cb->keyev, cb->cap);
+		cb->step = xrealloc(cb->step, cb->cap * sizeof *cb->step);
+	}
+	cb->keyev[cb->n] = (unsigned char)keyev;
+	cb->step[cb->n] = cb->stepno;
+	cb->n++;
+	json_array_append_new(cb->arr, o);
+	return 0;
+}
+
+static const char *const compat_commands[] = {
+	"key", "keydown", "keyup", "type", "mousemove", "click",
+	"mousedown", "mouseup", "sleep", NULL
+};
+
+static int
+compat_is_command(const char *s)
+{
+	size_t	i;
+
+	for (i = 0; compat_commands[i] != NULL; i++)
+		if (strcmp(s, compat_commands[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* The argv being read: position i of n. */
+struct compat_xdo {
+	const char *const	*argv;
+	size_t			 n, i;
+	const char		*cmd;
+	struct compat_build	*cb;
+};
+
+#define COPT_CLEAR	0x01
+#define COPT_DELAY	0x02
+#define COPT_SYNC	0x04
+#define COPT_REPEAT	0x08
+
+/* Integer in [min, max], the whole string. */
+static int
+compat_int(const char *s, long min, long max, long *out)
+{
+	char	*end;
+	long	 v;
+
+	if (*s == '\0' || strlen(s) > 12)
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/*
+ * Options of the current command (getopt_long_only style: "-opt",
+ * "--opt", "--opt=V", "--opt V"; "--" ends them; the first non-option
+ * ends them too).  Only those in allowed are accepted.
+ */
+static int
+compat_options(struct compat_xdo *x, unsigned allowed, long *repeat)
+{
+	static const struct { const char *name; unsigned bit; int val; } o[] = {
+		{ "clearmodifiers", COPT_CLEAR, 0 },
+		{ "delay", COPT_DELAY, 1 },
+		{ "sync", COPT_SYNC, 0 },
+		{ "repeat", COPT_REPEAT, 1 },
+	};
+	const char	*a, *name, *val, *eq;
+	size_t		 k, nlen;
+	long		 v;
+
+	while (x->i < x->n) {
+		a = x->argv[x->i];
+		if (strcmp(a, "--") == 0) {
+			x->i++;
+			return 0;
+		}
+		/* "-5" is a number, not an option. */
+		if (a[0] != '-' || a[1] == '\0' ||
+		    (a[1] >= '0' && a[1] <= '9'))
+			return 0;
+		name = a + (a[1] == '-' ? 2 : 1);
+		eq = strchr(name, '=');
+		nlen = eq != NULL ? (size_t)(eq - name) : strlen(name);
+		for (k = 0; k < sizeof o / sizeof o[0]; k++)
+			if (strlen(o[k].name) == nlen &&
+			    strncmp(o[k].name, name, nlen) == 0)
+				break;
+		if (k == sizeof o / sizeof o[0] || !(allowed & o[k].bit))
+			return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+			    (int)x->i, "xdotool %s: option %.40s is not "
+			    "supported", x->cmd, a);
+		val = NULL;
+		if (o[k].val) {
+			if (eq != NULL)
+				val = eq + 1;
+			else if (x->i + 1 < x->n)
+				val = x->argv[++x->i];
+			else
+				return compat_fail(x->cb->err,
+				    ERR_ACTION_INVALID, (int)x->i, "xdotool "
+				    "%s: option %s needs a value", x->cmd,
+				    o[k].name);
+			if (compat_int(val, o[k].bit == COPT_REPEAT ? 1 : 0,
+			    o[k].bit == COPT_REPEAT ? COMPAT_REPEAT_MAX :
+			    86400000, &v) != 0)
+				return compat_fail(x->cb->err,
+				    ERR_ACTION_INVALID, (int)x->i, "xdotool "
+				    "%s: %s wants a number%s", x->cmd,
+				    o[k].name, o[k].bit == COPT_REPEAT ?
+				    " from 1 to 100" : "");
+			if (o[k].bit == COPT_REPEAT && repeat != NULL)
+				*repeat = v;
+		} else if (eq != NULL)
+			return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+			    (int)x->i, "xdotool %s: option %s takes no "
+			    "value", x->cmd, o[k].name);
+		x->i++;
+	}
+	return 0;
+}
+
+/* The next argument of the command, or an error naming what is missing. */
+static int
+compat_arg(struct compat_xdo *x, const char *what, const char **out)
+{
+	*out = "";
+	if (x->i >= x->n)
+		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+		    "xdotool %s: %s is missing", x->cmd, what);
+	*out = x->argv[x->i++];
+	return 0;
+}
+
+static const char *
+compat_button_name(long b)
+{
+	static const char *const names[] = { NULL, "left", "middle", "right",
+	    NULL, NULL, NULL, NULL, "back", "forward" };
+
+	return b >= 1 && b <= 9 ? names[b] : NULL;
+}
+
+static int
+compat_button(struct compat_xdo *x, long *b)
+{
+	const char	*s;
+	int		 r;
+
+	if ((r = compat_arg(x, "the button", &s)) != 0)
+		return r;
+	if (compat_int(s, 1, 9, b) != 0)
+		return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+		    (int)x->i - 1, "xdotool %s: button must be 1 to 9",
+		    x->cmd);
+	return 0;
+}
+
+/* key, keydown, keyup: key sequences until the end or the next command. */
+static int
+compat_key(struct compat_xdo *x, int keyev)
+{
+	const char	*a;
+	json_t		*o;
+	size_t		 first;
+	int		 r;
+
+	if ((r = compat_options(x, COPT_CLEAR | COPT_DELAY, NULL)) != 0)
+		return r;
+	first = x->i;
+	while (x->i < x->n && !compat_is_command(x->argv[x->i])) {
+		a = x->argv[x->i];
+		if (keyev == COMPAT_KEY_NONE)
+			o = json_pack("{s:s,s:s}", "kind", "key", "keys", a);
+		else
+			o = json_pack("{s:s,s:s,s:i}", "kind", "hold", "keys",
+			    a, "duration_ms", 0);
+		if (o == NULL)
+			return compat_fail(x->cb->err, ERR_KEY_UNKNOWN,
+			    (int)x->i, "xdotool %s: the key sequence is not "
+			    "valid UTF-8", x->cmd);
+		if ((r = compat_add(x->cb, o, keyev)) != 0)
+			return r;
+		x->i++;
+	}
+	if (x->i == first)
+		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+		    "xdotool %s: a key sequence is missing", x->cmd);
+	return 0;
+}
+
+/* type: every remaining argument, concatenated (xdotool types each). */
+static int
+compat_type(struct compat_xdo *x)
+{
+	char	*s;
+	size_t	 len = 0, k, off = 0;
+	json_t	*o;
+	int	 r;
+
+	if ((r = compat_options(x, COPT_CLEAR | COPT_DELAY, NULL)) != 0)
+		return r;
+	if (x->i >= x->n)
+		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+		    "xdotool type: the text is missing");
+	for (k = x->i; k < x->n; k++)
+		len += strlen(x->argv[k]);
+	if (len == 0) {
+		x->i = x->n;
+		return 0;	/* nothing to type */
+	}
+	s = xmalloc(len + 1);
+	for (k = x->i; k < x->n; k++) {
+		memcpy(s + off, x->argv[k], strlen(x->argv[k]));
+		off += strlen(x->argv[k]);
+	}
+	s[len] = '\0';
+	o = json_pack("{s:s,s:s%}", "kind", "type", "text", s, len);
+	free(s);
+	if (o == NULL)
+		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+		    "xdotool type: the text is not valid UTF-8");
+	x->i = x->n;
+	return compat_add(x->cb, o, COMPAT_KEY_NONE);
+}
+
+static int
+compat_mousemove(struct compat_xdo *x)
+{
+	const char	*sx, *sy;
+	long		 px, py;
+	int		 r;
+
+	if ((r = compat_options(x, COPT_CLEAR | COPT_SYNC, NULL)) != 0 ||
+	    (r = compat_arg(x, "X", &sx)) != 0 ||
+	    (r = compat_arg(x, "Y", &sy)) != 0)
+		return r;
+	if (compat_int(sx, -ACTIONS_COORD_MAX, ACTIONS_COORD_MAX, &px) != 0 ||
+	    compat_int(sy, -ACTIONS_COORD_MAX, ACTIONS_COORD_MAX, &py) != 0)
+		return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+		    (int)x->i - 2, "xdotool mousemove: X and Y must be "
+		    "integers (window, polar and restore forms are not "
+		    "supported)");
+	if (px < 0 || py < 0)
+		return compat_fail(x->cb->err, ERR_COORDINATES,
+		    (int)x->i - 2, "xdotool mousemove: %ld,%ld is off the "
+		    "screen", px, py);
+	return compat_add(x->cb, json_pack("{s:s,s:i,s:i}", "kind", "move",
+	    "x", (int)px, "y", (int)py), COMPAT_KEY_NONE);
+}
+
+/* Wheel "buttons" 4..7 are scrolls; the others clicks of up to 3. */
+static int
+compat_click(struct compat_xdo *x)
+{
+	static const char *const dirs[] = { "up", "down", "left", "right" };
+	long	 b, repeat = 1, k;
+	int	 r;
+
+	if ((r = compat_options(x, COPT_CLEAR | COPT_DELAY | COPT_REPEAT,
+	    &repeat)) != 0 || (r = compat_button(x, &b)) != 0)
+		return r;
+	if (b >= 4 && b <= 7) {
+		for (; repeat > 0; repeat -= k) {
+			k = repeat > ACTIONS_SCROLL_MAX ? ACTIONS_SCROLL_MAX :
+			    repeat;
+			if ((r = compat_add(x->cb, json_pack("{s:s,s:s,s:i}",
+			    "kind", "scroll", "direction", dirs[b - 4],
+			    "amount", (int)k), COMPAT_KEY_NONE)) != 0)
+				return r;
+		}
+		return 0;
+	}
+	for (; repeat > 0; repeat -= k) {
+		k = repeat > 3 ? 3 : repeat;
+		if ((r = compat_add(x->cb, json_pack("{s:s,s:s,s:i}", "kind",
+		    "click", "button", compat_button_name(b), "count", (int)k),
+		    COMPAT_KEY_NONE)) != 0)
+			return r;
+	}
+	return 0;
+}
+
+static int
+compat_mousebutton(struct compat_xdo *x, int down)
+{
+	long	 b;
+	int	 r;
+
+	if ((r = compat_options(x, COPT_CLEAR, NULL)) != 0 ||
+	    (r = compat_button(x, &b)) != 0)
+		return r;
+	if (b >= 4 && b <= 7)
+		return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+		    (int)x->i - 1, "xdotool %s: the wheel (4 to 7) can only "
+		    "be clicked", x->cmd);
+	return compat_add(x->cb, json_pack("{s:s,s:s}", "kind",
+	    down ? "down" : "up", "button", compat_button_name(b)),
+	    COMPAT_KEY_NONE);
+}
+
+static int
+compat_wait(struct compat_build *cb, double ms)
+{
+	if (ms > COMPAT_WAIT_MAX_MS)
+		ms = COMPAT_WAIT_MAX_MS;
+	return compat_add(cb, json_pack("{s:s,s:i}", "kind", "wait", "ms",
+	    (int)ms), COMPAT_KEY_NONE);
+}
+
+static int
+compat_sleep(struct compat_xdo *x)
+{
+	const char	*s;
+	char		*end;
+	double		 sec;
+	int		 r;
+
+	if ((r = compat_arg(x, "the seconds", &s)) != 0)
+		return r;
+	errno = 0;
+	sec = strtod(s, &end);
+	if (*s == '\0' || *end != '\0' || errno != 0 || !isfinite(sec) ||
+	    sec < 0)
+		return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+		    (int)x->i - 1, "xdotool sleep: seconds must be a number "
+		    ">= 0");
+	return compat_wait(x->cb, sec * 1000 > COMPAT_WAIT_MAX_MS ?
+	    COMPAT_WAIT_MAX_MS : sec * 1000);
+}
+
+static int
+compat_xdo_parse(struct compat_build *cb, const char *const *argv, size_t n)
+{
+	struct compat_xdo	 x;
+	const char		*c, *base;
+	size_t			 k;
+	int			 r;
+
+	if (n == 0)
+		return compat_fail(cb->err, ERR_BAD_REQUEST, -1, "argv is "
+		    "empty");
+	if (n > COMPAT_ARGV_MAX)
+		return compat_fail(cb->err, ERR_TOO_LARGE, -1, "argv has more "
+		    "than %d entries", COMPAT_ARGV_MAX);
+	for (k = 0; k < n; k++)
+		if (strlen(argv[k]) > COMPAT_ARG_MAX)
+			return compat_fail(cb->err, ERR_TOO_LARGE, (int)k,
+			    "argv[%zu] is longer than %d bytes", k,
+			    COMPAT_ARG_MAX);
+	memset(&x, 0, sizeof x);
+	x.argv = argv;
+	x.n = n;
+	x.cb = cb;
+	base = strrchr(argv[0], '/');
+	if (strcmp(base != NULL ? base + 1 : argv[0], "xdotool") == 0)
+		x.i = 1;
+	if (x.i >= n)
+		return compat_fail(cb->err, ERR_BAD_REQUEST, -1, "argv names "
+		    "no xdotool command");
+	while (x.i < n) {
+		c = x.cmd = argv[x.i++];
+		if (strcmp(c, "key") == 0)
+			r = compat_key(&x, COMPAT_KEY_NONE);
+		else if (strcmp(c, "keydown") == 0)
+			r = compat_key(&x, COMPAT_KEY_DOWN);
+		else if (strcmp(c, "keyup") == 0)
+			r = compat_key(&x, COMPAT_KEY_UP);
+		else if (strcmp(c, "type") == 0)
+			r = compat_type(&x);
+		else if (strcmp(c, "mousemove") == 0)
+			r = compat_mousemove(&x);
+		else if (strcmp(c, "click") == 0)
+			r = compat_click(&x);
+		else if (strcmp(c, "mousedown") == 0)
+			r = compat_mousebutton(&x, 1);
+		else if (strcmp(c, "mouseup") == 0)
+			r = compat_mousebutton(&x, 0);
+		else if (strcmp(c, "sleep") == 0)
+			r = compat_sleep(&x);
+		else
+			r = compat_fail(cb->err, ERR_ACTION_INVALID,
+			    (int)x.i - 1, "xdotool command %.40s is not "
+			    "supported (key, keydown, keyup, type, mousemove, "
+			    "click, mousedown, mouseup, sleep)", c);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+static void
+compat_build_init(struct compat_build *cb, struct actions_error *err)
+{
+	memset(cb, 0, sizeof *cb);
+	memset(err, 0, sizeof *err);
+	err->index = -1;
+	cb->err = err;
+	if ((cb->arr = json_array()) == NULL)
+		fatal("out of memory");
+}
+
+/* Parse the collected actions into the plan; frees cb's parts. */
+static int
+compat_build_finish(struct compat_build *cb, size_t nsteps,
+    struct compat_plan **out)
+{
+	struct compat_plan	*p;
+	struct actions_error	 aerr;
+	const char		*m;
+	int			 r = 0;
+
+	p = xcalloc(1, sizeof *p);
+	p->nsteps = nsteps;
+	if (cb->n > 0) {
+		r = actions_parse(cb->arr, 1, &p->b, &aerr);
+		if (r != 0) {
+			/* "action N: why" -> "step K: why" */
+			m = aerr.msg;
+			if (strncmp(m, "action ", 7) == 0 &&
+			    strstr(m, ": ") != NULL)
+				m = strstr(m, ": ") + 2;
+			compat_fail(cb->err, r, aerr.index >= 0 &&
+			    (size_t)aerr.index < cb->n ?
+			    (int)cb->step[aerr.index] : -1, "%s", m);
+		}
+	}
+	if (r == 0) {
+		p->keyev = cb->keyev;
+		p->step = cb->step;
+		cb->keyev = NULL;
+		cb->step = NULL;
+		*out = p;
+		p = NULL;
+	}
+	compat_plan_free(p);
+	free(cb->keyev);
+	free(cb->step);
+	json_decref(cb->arr);
+	return r;
+}
+
+int
+compat_xdotool_parse(const char *const *argv, size_t n,
+    struct compat_plan **out, struct actions_error *err)
+{
+	struct compat_build	 cb;
+	int			 r;
+
+	*out = NULL;
+	compat_build_init(&cb, err);
+	if ((r = compat_xdo_parse(&cb, argv, n)) != 0) {
+		free(cb.keyev);
+		free(cb.step);
+		json_decref(cb.arr);
+		return r;
+	}
+	if ((r = compat_build_finish(&cb, 1, out)) != 0)
+		err->index = -1;	/* which entry is not known here */
+	return r;
+}
+
+/* One {argv} step: strings only. */
+static int
+compat_step_argv(struct compat_build *cb, json_t *v, size_t step)
+{
+	const char	*argv[COMPAT_ARGV_MAX];
+	size_t		 i, n;
+	json_t		*s;
+	int		 r;
+
+	if (!json_is_array(v))
+		return compat_fail(cb->err, ERR_BAD_REQUEST, (int)step,
+		    "step %zu: argv must be an array of strings", step);
+	n = json_array_size(v);
+	if (n > COMPAT_ARGV_MAX)
+		return compat_fail(cb->err, ERR_TOO_LARGE, (int)step,
+		    "step %zu: argv has more than %d entries", step,
+		    COMPAT_ARGV_MAX);
+	for (i = 0; i < n; i++) {
+		s = json_array_get(v, i);
+		if (!json_is_string(s))
+			return compat_fail(cb->err, ERR_BAD_REQUEST,
+			    (int)step, "step %zu: argv[%zu] is not a string",
+			    step, i);
+		if (json_string_length(s) > COMPAT_ARG_MAX)
+			return compat_fail(cb->err, ERR_TOO_LARGE, (int)step,
+			    "step %zu: argv[%zu] is longer than %d bytes",
+			    step, i, COMPAT_ARG_MAX);
+		if (strlen(json_string_value(s)) != json_string_length(s))
+			return compat_fail(cb->err, ERR_BAD_REQUEST,
+			    (int)step, "step %zu: argv[%zu] holds a NUL",
+			    step, i);
+		argv[i] = json_string_value(s);
+	}
+	if ((r = compat_xdo_parse(cb, argv, n)) != 0) {
+		char	m[ACTIONS_ERRLEN];
+
+		snprintf(m, sizeof m, "%s", cb->err->msg);
+		compat_fail(cb->err, r, (int)step, "step %zu: %s", step, m);
+	}
+	return r;
+}
+
+int
+compat_steps_parse(json_t *steps, struct compat_plan **out,
+    struct actions_error *err)
+{
+	struct compat_build	 cb;
+	json_t			*st, *argv, *wait;
+	size_t			 i, n = 0;
+	int			 r = 0;
+
+	*out = NULL;
+	compat_build_init(&cb, err);
+	if (steps != NULL && !json_is_array(steps)) {
+		r = compat_fail(err, ERR_BAD_REQUEST, -1, "steps must be an "
+		    "array");
+		goto out;
+	}
+	n = steps != NULL ? json_array_size(steps) : 0;
+	if (n > ACTIONS_MAX) {
+		r = compat_fail(err, ERR_TOO_LARGE, -1, "more than %d steps",
+		    ACTIONS_MAX);
+		goto out;
+	}
+	for (i = 0; i < n && r == 0; i++) {
+		cb.stepno = i;
+		st = json_array_get(steps, i);
+		argv = json_object_get(st, "argv");
+		wait = json_object_get(st, "waitMs");
+		if (!json_is_object(st) || (argv == NULL) == (wait == NULL))
+			r = compat_fail(err, ERR_BAD_REQUEST, (int)i, "step "
+			    "%zu: a step is {argv: [...]} or {waitMs: n}", i);
+		else if (argv != NULL)
+			r = compat_step_argv(&cb, argv, i);
+		else if (!json_is_number(wait) || json_number_value(wait) < 0)
+			r = compat_fail(err, ERR_BAD_REQUEST, (int)i, "step "
+			    "%zu: waitMs must be a number >= 0", i);
+		else
+			r = compat_wait(&cb, json_number_value(wait));
+	}
+out:
+	if (r != 0) {
+		free(cb.keyev);
+		free(cb.step);
+		json_decref(cb.arr);
+		return r;
+	}
+	if ((r = compat_build_finish(&cb, n, out)) != 0 &&
+	    err->index >= 0) {
+		char	m[ACTIONS_ERRLEN];
+
+		snprintf(m, sizeof m, "%s", err->msg);
+		compat_fail(err, r, err->index, "step %d: %s", err->index, m);
+	}
+	return r;
+}
+
+void
+compat_plan_free(struct compat_plan *p)
+{
+	if (p == NULL)
+		return;
+	actions_free(p->b);
+	free(p->keyev);
+	free(p->step);
+	free(p);
+}
+
+/* ---- the server ---------------------------------------------------------- */
+
+struct compat_job;
+
+/* Per HTTP connection (lws's per-session data); reset per request. */
+struct compat_conn {
+	struct lws		*wsi;
+	/* request */
+	char			*body;
+	size_t			 bodylen;
+	int			 discard;	/* a verdict is already set */
+	int			 v_code;	/* the verdict, an ERR_* */
+	char			 v_msg[ACTIONS_ERRLEN];
+	struct compat_job	*job;
+	/* response */
+	int			 status;
+	char			*out;
+	size_t			 outlen, outoff;
+	int			 hdr_sent;
+	int			 close_after;
+	uint8_t			*chunk;
+};
+
+/* One request's steps running on a display. */
+struct compat_job {
+	struct compat_conn	*conn;
+	struct compat_plan	*plan;
+	int			 slot;
+	uint64_t		 gen;
+	int			 observe;
+	int			 settle_ms;
+	uint64_t		 frame0;
+	uint64_t		 start_ms;
+	size_t			 i;		/* next action */
+	size_t			 seg_end;
+	struct actions_batch	 view;		/* b->v[i .. seg_end) */
+	struct input_exec	*ex;
+	struct loop_timer	*timer;
+	int			 settling;
+	struct compat_job	*next;
+};
+
+static char			 compat_secret[SECRET_MAX + 1];
+static size_t			 compat_secret_len;
+static struct lws_vhost		*compat_vh;
+static int			 compat_port_bound;
+static struct compat_job	*compat_jobs;
+
+void
+compat_set_secret(const char *secret)
+{
+	compat_secret_len = strlen(secret);
+	if (compat_secret_len > SECRET_MAX)
+		fatal("secret too long");
+	memcpy(compat_secret, secret, compat_secret_len);
+}
+
+int
+compat_port(void)
+{
+	return compat_port_bound;
+}
+
+static unsigned
+compat_http_status(int code)
+{
+	switch (code) {
+	case 0:
+		return HTTP_STATUS_OK;
+	case ERR_UNAUTHORIZED:
+		return HTTP_STATUS_UNAUTHORIZED;
+	case ERR_NOT_FOUND:
+	case ERR_NO_DISPLAY:
+		return HTTP_STATUS_NOT_FOUND;
+	case ERR_METHOD:
+		return HTTP_STATUS_METHOD_NOT_ALLOWED;
+	case ERR_BUSY:
+		return HTTP_STATUS_CONFLICT;
+	case ERR_BAD_REQUEST:
+	case ERR_BAD_JSON:
+	case ERR_TOO_LARGE:
+	case ERR_ACTION_INVALID:
+	case ERR_KEY_UNKNOWN:
+	case ERR_COORDINATES:
+		return HTTP_STATUS_BAD_REQUEST;
+	default:
+		return HTTP_STATUS_INTERNAL_SERVER_ERROR;
+	}
+}
+
+/* Queue the answer (body stolen) and ask to write it. */
+static void
+compat_respond(struct compat_conn *c, unsigned status, json_t *body)
+{
+	size_t	len = 0;
+
+	if (body == NULL)
+		body = json_pack("{s:{s:s,s:s}}", "error", "code",
+		    err_name(ERR_NOMEM), "message", err_message(ERR_NOMEM));
+	c->out = jsonx_dump(body, &len);
+	json_decref(body);
+	if (c->out == NULL) {
+		c->out = xstrdup("{}");
+		len = 2;
+	}
+	c->outlen = len;
+	c->outoff = 0;
+	c->status = (int)status;
+	c->hdr_sent = 0;
+	lws_callback_on_writable(c->wsi);
+}
+
+static json_t *
+compat_error_body(int code, const char *msg)
+{
+	return json_pack("{s:{s:s,s:s}}", "error", "code", err_name(code),
+	    "message", msg != NULL && *msg != '\0' ? msg : err_message(code));
+}
+
+static void
+compat_respond_error(struct compat_conn *c, int code, const char *msg)
+{
+	compat_respond(c, compat_http_status(code),
+	    compat_error_body(code, msg));
+}
+
+/* ---- running a job ------------------------------------------------------- */
+
+static struct display *
+compat_job_display(struct compat_job *j)
+{
+	struct display	*d = display_find_slot(j->slot);
+
+	if (d == NULL || display_generation(d) != j->gen ||
+	    display_capture(d) == NULL)
+		return NULL;
+	return d;
+}
+
+static void
+compat_job_free(struct compat_job *j)
+{
+	struct compat_job	**pp;
+	struct display		 *d;
+
+	for (pp = &compat_jobs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == j) {
+			*pp = j->next;
+			break;
+		}
+
+	loop_timer_cancel(j->timer);
+	if ((d = compat_job_display(j)) != NULL) {
+		input_exec_free(j->ex);
+		display_input_release(d, j);
+	} else
+		input_exec_abandon(j->ex);
+	if (j->conn != NULL)
+		j->conn->job = NULL;
+	compat_plan_free(j->plan);
+	free(j);
+}
+
+static int	 compat_xerr;
+
+static int
+compat_xerror(Display *dpy, XErrorEvent *e)
+{
+	(void)dpy;
+	if (compat_xerr == 0)
+		compat_xerr = e->error_code;
+	return 0;
+}
+
+/* keydown: press the chord in order; keyup: release it in reverse. */
+static int
+compat_keys(Display *dpy, const struct action *a, int down)
+{
+	int	(*old)(Display *, XErrorEvent *);
+	KeyCode	 kc;
+	size_t	 k;
+	int	 r = 0;
+
+	old = XSetErrorHandler(compat_xerror);
+	compat_xerr = 0;
+	for (k = 0; k < a->nkeys; k++) {
+		kc = XKeysymToKeycode(dpy, a->keys[down ? k :
+		    a->nkeys - 1 - k]);
+		if (kc == 0)
+			continue;	/* checked before the start */
+		XTestFakeKeyEvent(dpy, kc, down ? True : False, CurrentTime);
+	}
+	XSync(dpy, False);
+	if (compat_xerr != 0)
+		r = ERR_X;
+	compat_xerr = 0;
+	XSetErrorHandler(old);
+	return r;
+}
+
+/* Steps completed when action k failed (k == n: all). */
+static size_t
+compat_steps_done(const struct compat_plan *p, size_t k)
+{
+	if (p->b == NULL || k >= p->b->n)
+		return p->nsteps;
+	return p->step[k];
+}
+
+static void
+compat_job_fail(struct compat_job *j, int code, const char *msg,
+    size_t failed_action, int uncertain)
+{
+	json_t	*body;
+
+	log_info("compat.desktop", "display=%d steps=%zu code=%s", j->slot,
+	    j->plan->nsteps, err_name(code));
+	body = compat_error_body(code, msg);
+	if (body != NULL) {
+		json_object_set_new(body, "completed", json_integer(
+		    (json_int_t)compat_steps_done(j->plan, failed_action)));
+		json_object_set_new(body, "total",
+		    json_integer((json_int_t)j->plan->nsteps));
+		json_object_set_new(body, "uncertain", json_boolean(uncertain));
+	}
+	if (j->conn != NULL)
+		compat_respond(j->conn, compat_http_status(code), body);
+	else
+		json_decref(body);
+	compat_job_free(j);
+}
+
+static void
+compat_base64(const uint8_t *in, size_t n, char *out)
+{
+	static const char	 t[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t			 i;
+	uint32_t		 v;
+
+	for (i = 0; i + 2 < n; i += 3) {
+		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		*out++ = t[v >> 18];
+		*out++ = t[(v >> 12) & 63];
+		*out++ = t[(v >> 6) & 63];
+		*out++ = t[v & 63];
+	}
+	if (i < n) {
+		v = (uint32_t)in[i] << 16;
+		if (i + 1 < n)
+			v |= (uint32_t)in[i + 1] << 8;
+		*out++ = t[v >> 18];
+		*out++ = t[(v >> 12) & 63];
+		*out++ = i + 1 < n ? t[(v >> 6) & 63] : '=';
+		*out++ = '=';
+	}
+	*out = '\0';
+}
+
+/* A window's title: _NET_WM_NAME (UTF-8), else WM_NAME. */
+static int
+compat_title(Display *dpy, Window w, char *out, size_t len)
+{
+	Atom		 utf8, net, type;
+	unsigned char	*data = NULL;
+	unsigned long	 nitems, after;
+	char		*name = NULL;
+	int		 fmt;
+
+	out[0] = '\0';
+	utf8 = XInternAtom(dpy, "UTF8_STRING", False);
+	net = XInternAtom(dpy, "_NET_WM_NAME", False);
+	if (XGetWindowProperty(dpy, w, net, 0, COMPAT_TITLE_MAX / 4, False,
+	    utf8, &type, &fmt, &nitems, &after, &data) == Success &&
+	    data != NULL && type == utf8 && fmt == 8 && nitems > 0) {
+		snprintf(out, len, "%.*s", (int)nitems, (char *)data);
+		XFree(data);
+		return 1;
+	}
+	if (data != NULL)
+		XFree(data);
+	if (XFetchName(dpy, w, &name) && name != NULL) {
+		snprintf(out, len, "%s", name);
+		XFree(name);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The active window: _NET_ACTIVE_WINDOW on the root when a window manager
+ * keeps it, else the input focus; the title from it or the nearest
+ * ancestor that has one.
+ */
+static json_t *
+compat_active_window(Display *dpy)
+{
+	int		(*old)(Display *, XErrorEvent *);
+	Atom		 act, type;
+	Window		 w = None, root, parent, *kids, t;
+	unsigned char	*data = NULL;
+	unsigned long	 nitems, after;
+	unsigned	 nkids;
+	char		 title[COMPAT_TITLE_MAX + 1];
+	json_t		*o;
+	int		 fmt, revert, depth;
+
+	old = XSetErrorHandler(compat_xerror);
+	title[0] = '\0';
+	root = DefaultRootWindow(dpy);
+	act = XInternAtom(dpy, "_NET_ACTIVE_WINDOW", True);
+	if (act != None && XGetWindowProperty(dpy, root, act, 0, 1, False,
+	    XA_WINDOW, &type, &fmt, &nitems, &after, &data) == Success &&
+	    data != NULL && type == XA_WINDOW && fmt == 32 && nitems == 1)
+		w = (Window)((unsigned long *)(void *)data)[0];
+	if (data != NULL)
+		XFree(data);
+	if (w == None) {
+		XGetInputFocus(dpy, &w, &revert);
+		if (w == PointerRoot)
+			w = None;
+	}
+	for (t = w, depth = 0; t != None && t != root && depth < 8;
+	    depth++) {
+		if (compat_title(dpy, t, title, sizeof title))
+			break;
+		kids = NULL;
+		if (!XQueryTree(dpy, t, &root, &parent, &kids, &nkids))
+			break;
+		if (kids != NULL)
+			XFree(kids);
+		t = parent;
+	}
+	XSync(dpy, False);
+	compat_xerr = 0;
+	XSetErrorHandler(old);
+	o = json_pack("{s:I,s:s}", "id", (json_int_t)w, "title", title);
+	if (o == NULL)	/* a WM_NAME in Latin-1 */
+		o = json_pack("{s:I,s:s}", "id", (json_int_t)w, "title", "");
+	return o;
+}
+
+static json_t *
+compat_observation(struct capture *cap, uint64_t frame0, int *code)
+{
+	const uint8_t		*px;
+	struct capture_box	 box;
+	uint8_t			*png = NULL;
+	size_t			 pnglen = 0, stride;
+	char			*b64;
+	json_t			*o;
+	int			 w, h, cx = 0, cy = 0;
+
+	capture_sync(cap);
+	px = capture_pixels(cap, &w, &h, &stride);
+	if ((*code = observe_encode_png(px, w, h, stride, &png,
+	    &pnglen)) != 0)
+		return NULL;
+	b64 = xmalloc(4 * ((pnglen + 2) / 3) + 1);
+	compat_base64(png, pnglen, b64);
+	free(png);
+	(void)capture_cursor(cap, &cx, &cy);
+	capture_damage_since(cap, frame0, &box);
+	if (box.w == 0)
+		box.x = box.y = box.h = 0;
+	o = json_pack("{s:s,s:s,s:i,s:i,s:{s:i,s:i},s:o,s:{s:i,s:i,s:i,s:i}}",
+	    "image", b64, "mimeType", "image/png", "width", w, "height", h,
+	    "cursor", "x", cx, "y", cy,
+	    "activeWindow", compat_active_window(capture_xdisplay(cap)),
+	    "damage", "x", box.x, "y", box.y, "width", box.w, "height",
+	    box.h);
+	free(b64);
+	if (o == NULL)
+		*code = ERR_NOMEM;
+	return o;
+}
+
+static void
+compat_job_settled(void *arg)
+{
+	struct compat_job	*j = arg;
+	struct display		*d;
+	struct capture		*cap;
+	json_t			*body, *obs;
+	int			 code = 0;
+
+	j->timer = NULL;
+	if ((d = compat_job_display(j)) == NULL) {
+		compat_job_fail(j, ERR_NO_DISPLAY, "the desktop closed before "
+		    "it could be observed", j->plan->b != NULL ?
+		    j->plan->b->n : 0, 0);
+		return;
+	}
+	cap = display_capture(d);
+	display_touch(d);
+	capture_sync(cap);
+	body = json_pack("{s:I,s:I,s:I}", "completed",
+	    (json_int_t)j->plan->nsteps, "total", (json_int_t)j->plan->nsteps,
+	    "frame", (json_int_t)capture_frame(cap));
+	if (j->observe && body != NULL) {
+		if ((obs = compat_observation(cap, j->frame0, &code)) == NULL) {
+			json_decref(body);
+			compat_job_fail(j, code, "the screen could not be "
+			    "encoded", j->plan->b != NULL ? j->plan->b->n : 0,
+			    0);
+			return;
+		}
+		json_object_set_new(body, "observation", obs);
+	}
+	log_info("compat.desktop", "display=%d steps=%zu observe=%d ms=%llu",
+	    j->slot, j->plan->nsteps, j->observe,
+	    (unsigned long long)(loop_now_ms() - j->start_ms));
+	if (j->conn != NULL)
+		compat_respond(j->conn, HTTP_STATUS_OK, body);
+	else
+		json_decref(body);
+	compat_job_free(j);
+}
+
+static void	compat_job_step(void *);
+
+/* Run the current input.c segment; 1 when it must wait (timer set). */
+static int
+compat_job_segment(struct compat_job *j, size_t *failed)
+{
+	const struct input_result	*res;
+	uint64_t			 delay = 0;
+
+	if (input_run(j->ex, &delay) == INPUT_AGAIN) {
+		j->timer = loop_timer_add(delay, compat_job_step, j);
+		return 1;
+	}
+	res = input_result(j->ex);
+	if (res->code != 0) {
+		*failed = j->i + (res->failed >= 0 ? (size_t)res->failed : 0);
+		return -1;
+	}
+	input_exec_free(j->ex);
+	j->ex = NULL;
+	j->i = j->seg_end;
+	return 0;
+}
+
+static void
+compat_job_step(void *arg)
+{
+	struct compat_job		*j = arg;
+	const struct actions_batch	*b = j->plan->b;
+	struct actions_error		 aerr;
+	struct display			*d;
+	Display				*dpy;
+	size_t				 failed = 0;
+	int				 r;
+
+	j->timer = NULL;
+	if ((d = compat_job_display(j)) == NULL) {
+		compat_job_fail(j, ERR_NO_DISPLAY, "the desktop closed during "
+		    "the steps", j->i, 1);
+		return;
+	}
+	dpy = capture_xdisplay(display_capture(d));
+	while (b != NULL && (j->ex != NULL || j->i < b->n)) {
+		if (j->ex != NULL) {
+			if ((r = compat_job_segment(j, &failed)) == 1)
+				return;
+			if (r < 0) {
+				const struct input_result *res =
+				    input_result(j->ex);
+
+				compat_job_fail(j, res->code, res->msg, failed,
+				    res->uncertain);
+				return;
+			}
+			continue;
+		}
+		if (j->plan->keyev[j->i] != COMPAT_KEY_NONE) {
+			if (compat_keys(dpy, &b->v[j->i], j->plan->keyev[j->i] ==
+			    COMPAT_KEY_DOWN) != 0) {
+				compat_job_fail(j, ERR_X, "the X server "
+				    "refused a key event", j->i, 1);
+				return;
+			}
+			j->i++;
+			continue;
+		}
+		for (j->seg_end = j->i; j->seg_end < b->n &&
+		    j->plan->keyev[j->seg_end] == COMPAT_KEY_NONE; j->seg_end++)
+			;
+		j->view.v = b->v + j->i;
+		j->view.n = j->seg_end - j->i;
+		j->view.scale = b->scale;
+		if ((r = input_exec_new(dpy, &j->view, &j->ex, &aerr)) != 0) {
+			compat_job_fail(j, r, aerr.msg, j->i, 0);
+			return;
+		}
+	}
+	display_touch(d);
+	j->settling = 1;
+	j->timer = loop_timer_add((uint64_t)j->settle_ms, compat_job_settled,
+	    j);
+}
+
+/*
+ * Everything that can be refused is refused here, before any event:
+ * points off the screen (input.c's own check, on the whole batch) and
+ * keydown/keyup keys that have no keycode.
+ */
+static int
+compat_precheck(Display *dpy, const struct compat_plan *p, char *msg,
+    size_t msglen)
+{
+	const struct action	*a;
+	struct actions_error	 aerr;
+	struct input_exec	*ex = NULL;
+	size_t			 i, k;
+	int			 r;
+
+	if (p->b == NULL)
+		return 0;
+	if ((r = input_exec_new(dpy, p->b, &ex, &aerr)) != 0) {
+		const char *m = aerr.msg;
+
+		if (strncmp(m, "action ", 7) == 0 && strstr(m, ": ") != NULL)
+			m = strstr(m, ": ") + 2;
+		if (aerr.index >= 0 && (size_t)aerr.index < p->b->n)
+			snprintf(msg, msglen, "step %zu: %.120s",
+			    p->step[aerr.index], m);
+		else
+			snprintf(msg, msglen, "%s", m);
+		return r;
+	}
+	input_exec_free(ex);
+	for (i = 0; i < p->b->n; i++) {
+		if (p->keyev[i] == COMPAT_KEY_NONE)
+			continue;
+		a = &p->b->v[i];
+		for (k = 0; k < a->nkeys; k++)
+			if (XKeysymToKeycode(dpy, a->keys[k]) == 0) {
+				snprintf(msg, msglen, "step %zu: keysym 0x%lx "
+				    "is not on the keymap, so it cannot be "
+				    "held down", p->step[i], a->keys[k]);
+				return ERR_KEY_UNKNOWN;
+			}
+	}
+	return 0;
+}
+
+/* display: 1, "1", ":1" or ":1.0". */
+static int
+compat_display_slot(json_t *v, int *slot)
+{
+	const char	*s;
+	char		*end;
+	long		 n;
+
+	if (json_is_integer(v)) {
+		if (json_integer_value(v) < 0 ||
+		    json_integer_value(v) > 65535)
+			return -1;
+		*slot = (int)json_integer_value(v);
+		return 0;
+	}
+	if (!json_is_string(v) || json_string_length(v) > 16)
+		return -1;
+	s = json_string_value(v);
+	if (*s == ':')
+		s++;
+	if (*s < '0' || *s > '9')
+		return -1;
+	n = strtol(s, &end, 10);
+	if (n > 65535 || (*end != '\0' && strcmp(end, ".0") != 0))
+		return -1;
+	*slot = (int)n;
+	return 0;
+}
+
+static int
+compat_job_busy(int slot, uint64_t gen)
+{
+	struct compat_job	*j;
+
+	for (j = compat_jobs; j != NULL; j = j->next)
+		if (j->slot == slot && j->gen == gen)
+			return 1;
+	return 0;
+}
+
+/* The body is in: parse, check, start. */
+static void
+compat_request(struct compat_conn *c)
+{
+	char			 msg[JSONX_ERRLEN > ACTIONS_ERRLEN ?
+				    JSONX_ERRLEN : ACTIONS_ERRLEN];
+	struct actions_error	 aerr;
+	struct compat_plan	*plan = NULL;
+	struct compat_job	*j;
+	struct display		*d = NULL;
+	struct capture		*cap;
+	json_t			*req, *v;
+	double			 settle = 0;
+	int			 code, slot, observe = 0;
+
+	req = jsonx_parse(c->body != NULL ? c->body : "", c->bodylen,
+	    COMPAT_BODY_MAX, 1, &code, msg);
+	free(c->body);
+	c->body = NULL;
+	if (req == NULL) {
+		compat_respond_error(c, code, msg);
+		return;
+	}
+	code = ERR_BAD_REQUEST;
+	if ((v = json_object_get(req, "display")) == NULL ||
+	    compat_display_slot(v, &slot) != 0) {
+		snprintf(msg, sizeof msg, "display must be a display number "
+		    "(1 or \":1\")");
+		goto fail;
+	}
+	if ((v = json_object_get(req, "observe")) != NULL) {
+		if (!json_is_boolean(v)) {
+			snprintf(msg, sizeof msg, "observe must be a boolean");
+			goto fail;
+		}
+		observe = json_is_true(v);
+	}
+	if ((v = json_object_get(req, "settleMs")) != NULL &&
+	    !json_is_null(v)) {
+		if (!json_is_number(v) || json_number_value(v) < 0) {
+			snprintf(msg, sizeof msg, "settleMs must be a number "
+			    ">= 0");
+			goto fail;
+		}
+		settle = json_number_value(v);
+		if (settle > COMPAT_WAIT_MAX_MS)
+			settle = COMPAT_WAIT_MAX_MS;
+	}
+	if ((code = compat_steps_parse(json_object_get(req, "steps"), &plan,
+	    &aerr)) != 0) {
+		snprintf(msg, sizeof msg, "%s", aerr.msg);
+		goto fail;
+	}
+	if ((d = display_find_slot(slot)) == NULL ||
+	    (cap = display_capture(d)) == NULL) {
+		code = ERR_NO_DISPLAY;
+		snprintf(msg, sizeof msg, "display :%d is not open", slot);
+		goto fail;
+	}
+	if (compat_job_busy(slot, display_generation(d)) ||
+	    display_input_claim(d, c) != 0) {
+		/* display.act holds the desktop's input. */
+		code = ERR_BUSY;
+		snprintf(msg, sizeof msg, "a request is running on display "
+		    ":%d", slot);
+		goto fail;
+	}
+	if ((code = compat_precheck(capture_xdisplay(cap), plan, msg,
+	    sizeof msg)) != 0)
+		goto fail;
+	json_decref(req);
+
+	j = xcalloc(1, sizeof *j);
+	/* The claim moves from the connection to its job. */
+	display_input_release(d, c);
+	(void)display_input_claim(d, j);
+	j->conn = c;
+	j->plan = plan;
+	j->slot = slot;
+	j->gen = display_generation(d);
+	j->observe = observe;
+	j->settle_ms = (int)settle;
+	j->start_ms = loop_now_ms();
+	capture_sync(cap);
+	j->frame0 = capture_frame(cap);
+	j->next = compat_jobs;
+	compat_jobs = j;
+	c->job = j;
+	display_touch(d);
+	compat_job_step(j);
+	return;
+fail:
+	if (d != NULL)
+		display_input_release(d, c);
+	log_info("compat.desktop", "refused=%s", err_name(code));
+	compat_plan_free(plan);
+	json_decref(req);
+	compat_respond_error(c, code, msg);
+}
+
+/* ---- HTTP ---------------------------------------------------------------- */
+
+static void
+compat_conn_reset(struct compat_conn *c)
+{
+	free(c->body);
+	free(c->out);
+	free(c->chunk);
+	c->body = NULL;
+	c->bodylen = 0;
+	c->discard = 0;
+	c->v_code = 0;
+	c->v_msg[0] = '\0';
+	c->out = NULL;
+	c->outlen = c->outoff = 0;
+	c->hdr_sent = 0;
+	c->close_after = 0;
+	c->chunk = NULL;
+}
+
+static void
+compat_verdict(struct compat_conn *c, int code, const char *msg)
+{
+	if (c->v_code != 0)
+		return;
+	c->v_code = code;
+	snprintf(c->v_msg, sizeof c->v_msg, "%s", msg);
+}
+
+static int
+compat_authorized(struct lws *wsi)
+{
+	char	auth[SECRET_MAX + 16];
+	int	n, ok;
+
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) >=
+	    (int)sizeof auth)
+		return 0;
+	n = lws_hdr_copy(wsi, auth, sizeof auth, WSI_TOKEN_HTTP_AUTHORIZATION);
+	ok = n > 7 && strncasecmp(auth, "Bearer ", 7) == 0 &&
+	    compat_secret_len > 0 && token_equal(auth + 7, strlen(auth + 7),
+	    compat_secret, compat_secret_len);
+	explicit_bzero(auth, sizeof auth);
+	return ok;
+}
+
+static int
+compat_on_http(struct compat_conn *c, struct lws *wsi, const char *uri)
+{
+	char		 cl[32];
+	unsigned long long len = 0;
+	char		*end;
+	int		 post;
+
+	if (c->job != NULL || c->out != NULL)
+		return -1;	/* pipelining over a running request */
+	compat_conn_reset(c);
+	c->wsi = wsi;
+	post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
+	if (strcmp(uri, "/v1/desktop") != 0)
+		compat_verdict(c, ERR_NOT_FOUND, "no such path; the endpoint "
+		    "is POST /v1/desktop");
+	else if (!post)
+		compat_verdict(c, ERR_METHOD, "/v1/desktop takes POST only");
+	else if (!compat_authorized(wsi))
+		compat_verdict(c, ERR_UNAUTHORIZED, "a valid Authorization: "
+		    "Bearer token is required");
+	if (lws_hdr_copy(wsi, cl, sizeof cl,
+	    WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0) {
+		len = strtoull(cl, &end, 10);
+		if (*end != '\0')
+			len = ULLONG_MAX;
+	} else if (post) {
+		compat_verdict(c, ERR_BAD_REQUEST, "Content-Length is "
+		    "required");
+		c->close_after = 1;
+	}
+	if (len > COMPAT_BODY_MAX)
+		compat_verdict(c, ERR_TOO_LARGE, "the body is larger than "
+		    "256 KiB");
+	if (len > COMPAT_DISCARD_MAX)
+		c->close_after = 1;
+	if (c->v_code != 0) {
+		c->discard = 1;
+		/* Answer now unless a body will arrive to be drained. */
+		if (len == 0 || c->close_after)
+			compat_respond_error(c, c->v_code, c->v_msg);
+		return 0;
+	}
+	if (len == 0)
+		compat_request(c);
+	return 0;
+}
+
+static void
+compat_on_body(struct compat_conn *c, const void *in, size_t len)
+{
+	if (c->discard)
+		return;
+	if (len > COMPAT_BODY_MAX - c->bodylen) {
+		compat_verdict(c, ERR_TOO_LARGE, "the body is larger than "
+		    "256 KiB");
+		c->discard = 1;
+		free(c->body);
+		c->body = NULL;
+		return;
+	}
+	if (c->body == NULL)
+		c->body = xmalloc(COMPAT_BODY_MAX + 1);
+	memcpy(c->body + c->bodylen, in, len);
+	c->bodylen += len;
+}
+
+static int
+compat_on_writeable(struct compat_conn *c, struct lws *wsi)
+{
+	unsigned char	 hdr[LWS_PRE + 1024], *p, *end;
+	size_t		 n;
+	int		 last;
+
+	if (c->out == NULL)
+		return 0;
+	if (!c->hdr_sent) {
+		p = hdr + LWS_PRE;
+		end = hdr + sizeof hdr - 1;
+		if (lws_add_http_common_headers(wsi, (unsigned)c->status,
+		    "application/json", (lws_filepos_t)c->outlen, &p, end) ||
+		    lws_add_http_header_by_name(wsi, (const unsigned char *)
+		    "cache-control:", (const unsigned char *)"no-store", 8,
+		    &p, end))
+			return -1;
+		if (c->status == HTTP_STATUS_METHOD_NOT_ALLOWED &&
+		    lws_add_http_header_by_name(wsi, (const unsigned char *)
+		    "allow:", (const unsigned char *)"POST", 4, &p, end))
+			return -1;
+		if (c->status == HTTP_STATUS_UNAUTHORIZED &&
+		    lws_add_http_header_by_name(wsi, (const unsigned char *)
+		    "www-authenticate:", (const unsigned char *)"Bearer", 6,
+		    &p, end))
+			return -1;
+		if (c->close_after && lws_add_http_header_by_name(wsi,
+		    (const unsigned char *)"connection:",
+		    (const unsigned char *)"close", 5, &p, end))
+			return -1;
+		if (lws_finalize_write_http_header(wsi, hdr + LWS_PRE, &p, end))
+			return -1;
+		c->hdr_sent = 1;
+		lws_callback_on_writable(wsi);
+		return 0;
+	}
+	if (c->chunk == NULL)
+		c->chunk = xmalloc(LWS_PRE + COMPAT_CHUNK);
+	n = c->outlen - c->outoff;
+	if (n > COMPAT_CHUNK)
+		n = COMPAT_CHUNK;
+	last = c->outoff + n == c->outlen;
+	memcpy(c->chunk + LWS_PRE, c->out + c->outoff, n);
+	if (lws_write(wsi, c->chunk + LWS_PRE, n, last ?
+	    LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < (int)n)
+		return -1;
+	c->outoff += n;
+	if (!last) {
+		lws_callback_on_writable(wsi);
+		return 0;
+	}
+	last = c->close_after;
+	compat_conn_reset(c);
+	if (last)
+		return -1;
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+static void
+compat_on_closed(struct compat_conn *c)
+{
+	if (c->job != NULL) {
+		/* The caller left: stop now, release what input.c held. */
+		c->job->conn = NULL;
+		compat_job_free(c->job);
+		c->job = NULL;
+	}
+	compat_conn_reset(c);
+}
+
+static int
+compat_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	struct compat_conn	*c = user;
+
+	switch (reason) {
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		return -1;	/* no websockets here */
+	case LWS_CALLBACK_HTTP:
+		if (c == NULL)
+			return -1;
+		return compat_on_http(c, wsi, in != NULL ? (const char *)in :
+		    "");
+	case LWS_CALLBACK_HTTP_BODY:
+		if (c != NULL)
+			compat_on_body(c, in, len);
+		return 0;
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		if (c == NULL || c->out != NULL || c->job != NULL)
+			return 0;
+		if (c->v_code != 0)
+			compat_respond_error(c, c->v_code, c->v_msg);
+		else
+			compat_request(c);
+		return 0;
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		return c != NULL ? compat_on_writeable(c, wsi) : 0;
+	case LWS_CALLBACK_CLOSED_HTTP:
+		if (c != NULL)
+			compat_on_closed(c);
+		return 0;
+	default:
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
+	}
+}
+
+static struct lws_protocols compat_protocols[] = {
+	{ "compat-http", compat_cb, sizeof(struct compat_conn), 0, 0, NULL,
+	  0 },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 }
+};
+
+int
+compat_start(struct lws_context *ctx, const char *host, int port)
+{
+	struct lws_context_creation_info	info;
+
+	memset(&info, 0, sizeof info);
+	info.port = port;
+	info.iface = host;
+	info.protocols = compat_protocols;
+	info.vhost_name = "compat";
+	info.gid = -1;
+	info.uid = -1;
+	/* lws ignores an IPv4 iface while IPv6 is on (MACHINE-NOTES). */
+	if (strchr(host, ':') == NULL)
+		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	if ((compat_vh = lws_create_vhost(ctx, &info)) == NULL)
+		return ERR_CONNECT;
+	compat_port_bound = lws_get_vhost_listen_port(compat_vh);
+	log_info("compat.listening", "addr=%s port=%d", host,
+	    compat_port_bound);
+	return 0;
+}

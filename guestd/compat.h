@@ -1,0 +1,81 @@
+/*
+ * The drop-in control server of today's images (SPEC G-33): a third lws
+ * vhost in guestd's one context and loop, off unless --compat ADDR:PORT
+ * is given (the conventional port is 7070; only the given address is
+ * bound).  It is not a control op: nothing is added to the op table.
+ *
+ *   POST /v1/desktop
+ *   Authorization: Bearer <guestd's control secret>  (constant-time compare)
+ *   {display: 1 | ":1", steps: [{argv: [...xdotool argv...]} | {waitMs}],
+ *    observe?: bool, settleMs?: ms}
+ *   -> 200 {completed, total, frame, observation?: {image (base64 PNG),
+ *          mimeType: "image/png", width, height, cursor{x,y},
+ *          activeWindow{id,title}, damage{x,y,width,height}}}
+ *
+ * Limits: body <= 256 KiB (read under a hard cap), <= 32 argv entries of
+ * <= 16 KiB each, waits, sleeps and settle clamped to 5000 ms, at most
+ * ACTIONS_MAX actions in all.  The argv steps are translated into one
+ * action batch before anything is applied, so a bad step (unknown form,
+ * unknown key, a point off the screen) is a 400 and nothing happens.
+ * Errors: {"error": {"code", "message"}} with the stable codes of err.h;
+ * 401 without or with a wrong token, 400 bad JSON / too large / bad argv,
+ * 404 unknown path or display, 405 other methods, 409 a request already
+ * running on that display.
+ */
+#ifndef GUESTD_COMPAT_H
+#define GUESTD_COMPAT_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+#include "actions.h"
+
+#define COMPAT_BODY_MAX		(256 * 1024)
+#define COMPAT_ARGV_MAX		32
+#define COMPAT_ARG_MAX		(16 * 1024)
+#define COMPAT_WAIT_MAX_MS	5000
+#define COMPAT_REPEAT_MAX	100
+
+/* What an action of a plan is, besides an input.c action. */
+#define COMPAT_KEY_NONE		0
+#define COMPAT_KEY_DOWN		1	/* press the chord, keep it down */
+#define COMPAT_KEY_UP		2	/* release the chord */
+
+/*
+ * Parsed steps: one batch (NULL when there is nothing to do) and, per
+ * action, its COMPAT_KEY_* role (keydown/keyup are ACTION_HOLD entries
+ * the executor applies itself) and the step it came from.
+ */
+struct compat_plan {
+	struct actions_batch	*b;
+	unsigned char		*keyev;
+	size_t			*step;
+	size_t			 nsteps;
+};
+
+struct lws_context;
+
+/*
+ * Translate one xdotool argv (optionally starting with "xdotool"; commands
+ * may be chained) into a plan.  Forms: key/keydown/keyup [--clearmodifiers]
+ * [--delay N] COMBO..., type [--delay N] [--clearmodifiers] [--] TEXT...,
+ * mousemove [--sync] [--clearmodifiers] X Y, click [--repeat N] [--delay
+ * N] B, mousedown B, mouseup B, sleep S.  Buttons 4..7 are the wheel.
+ * Delays are accepted and not needed (events are sent in-process, in
+ * order).  0, or a code with err filled (err->index: the argv entry).
+ */
+int	 compat_xdotool_parse(const char *const *argv, size_t n,
+	    struct compat_plan **out, struct actions_error *err);
+/* The steps array of a request; err->index is the step. */
+int	 compat_steps_parse(json_t *steps, struct compat_plan **out,
+	    struct actions_error *err);
+void	 compat_plan_free(struct compat_plan *);
+
+/* Set at start-up (the token compared against).  */
+void	 compat_set_secret(const char *secret);
+/* Listen on host:port (port 0 picks one) in ctx.  0 or ERR_*. */
+int	 compat_start(struct lws_context *ctx, const char *host, int port);
+/* The bound port, 0 when off. */
+int	 compat_port(void);
+
+#endif

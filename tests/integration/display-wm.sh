@@ -1,0 +1,68 @@
+#!/bin/bash
+# A window manager on every desktop when one is installed (issue 3 item 1):
+# after display.open one runs as guestd's child with DISPLAY and XAUTHORITY
+# naming that display, and it is gone after display.close.  Installs
+# nothing: skipped unless twm or openbox is on PATH.
+. "$top_srcdir/tests/lib.sh"
+command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
+WM=""
+for w in twm openbox; do
+	if command -v "$w" >/dev/null 2>&1; then
+		WM=$w
+		break
+	fi
+done
+[ -n "$WM" ] || { echo "# neither twm nor openbox installed"; exit 77; }
+GUESTD_WM=$WM
+GUESTD_DISPLAY_FIRST=$((200 + $$ % 500))
+export GUESTD_WM GUESTD_DISPLAY_FIRST
+t_start_guestd
+
+val() {	# json key
+	printf '%s' "$1" | sed -n "s/.*\"$2\":\"\\{0,1\\}\\([^,\"}]*\\).*/\\1/p"
+}
+
+# wm_pid N: the pid of guestd's child running $WM on :N, if any.
+wm_pid() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(awk '/^PPid:/ { print $2 }' "$p/status" 2>/dev/null)" = \
+		    "$GUESTD_PID" ] || continue
+		[ "$(cat "$p/comm" 2>/dev/null)" = "$WM" ] || continue
+		tr '\0' '\n' < "$p/environ" 2>/dev/null |
+		    grep -qx "DISPLAY=:$1" || continue
+		echo "${p#/proc/}"
+		return 0
+	done
+	return 1
+}
+
+a=$(rk call display.open '{"bot":"alice"}') || t_fail "open: $a"
+slot=$(val "$a" slot)
+xauth=$(val "$a" xauthority)
+# The child is forked before the answer; wait (bounded) for its exec.
+pid=""
+for _ in $(seq 100); do
+	pid=$(wm_pid "$slot") && break
+	sleep 0.05
+done
+[ -n "$pid" ] || t_fail "no $WM on :$slot"
+tr '\0' '\n' < "/proc/$pid/environ" | grep -qx "XAUTHORITY=$xauth" ||
+	t_fail "$WM has not the display's XAUTHORITY"
+[ "$(ps -o sid= -p "$pid" | tr -d ' ')" = "$pid" ] ||
+	t_fail "$WM is not in its own session"
+t_note "$WM pid $pid on :$slot"
+
+rk call display.close '{"bot":"alice"}' >/dev/null || t_fail "close"
+gone=0
+for _ in $(seq 100); do
+	if ! kill -0 "$pid" 2>/dev/null ||
+	    [ "$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)" = Z ]; then
+		gone=1
+		break
+	fi
+	sleep 0.05
+done
+[ "$gone" -eq 1 ] || t_fail "$WM still runs after display.close"
+grep -q 'display.wm_start' "$GUESTD_LOG" || t_fail "no wm_start in the log"
+echo "ok"

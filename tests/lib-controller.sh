@@ -1,0 +1,92 @@
+# Controller helpers for integration tests (sourced after lib.sh): a
+# private `rakazoctl serve` on an ephemeral loopback port with its own data
+# directory and API token, the local provider starting the real guestd.
+# Readiness is a FIFO the controller writes its port into: no sleeps.
+# On exit the controller and every guestd it started (found by this test's
+# private data directory in their command lines) are stopped.
+
+CTL_DATA="$T/data"
+CTL_TOKEN="$T/api-token"
+CTL_LOG="$T/serve.log"
+CTL_PID=""
+head -c 24 /dev/urandom | base64 | tr '+/' '-_' > "$CTL_TOKEN"
+chmod 600 "$CTL_TOKEN"
+
+ctl_cleanup() {
+	rc=$?
+	ctl_stop
+	for d in /proc/[0-9]*; do
+		if { tr '\0' ' ' < "$d/cmdline"; } 2>/dev/null |
+		    grep -q -- "--workspace $CTL_DATA/computers/"; then
+			kill "${d#/proc/}" 2>/dev/null
+		fi
+	done
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+		echo "---- serve log ----" >&2
+		cat "$CTL_LOG" >&2 2>/dev/null
+		for l in "$CTL_DATA"/computers/*/guestd.log; do
+			[ -f "$l" ] || continue
+			echo "---- $l ----" >&2
+			tail -20 "$l" >&2
+		done
+	fi
+	(exit "$rc")
+	t_cleanup
+}
+trap ctl_cleanup EXIT
+
+# ctl_start [serve args...]: start the controller and wait until it listens.
+ctl_start() {
+	rm -f "$T/ctl-ready"
+	mkfifo "$T/ctl-ready"
+	"$RAKAZOCTL" serve --listen 127.0.0.1:0 --data-dir "$CTL_DATA" \
+	    --token-file "$CTL_TOKEN" --guestd "$GUESTD" \
+	    --ready-file "$T/ctl-ready" --log-level debug "$@" \
+	    >>"$CTL_LOG" 2>&1 &
+	CTL_PID=$!
+	exec 5<>"$T/ctl-ready"
+	read -t 30 -r CTL_PORT <&5 || CTL_PORT=""
+	exec 5<&-
+	[ -n "$CTL_PORT" ] || t_fail "rakazoctl serve did not start"
+	CTL_URL="http://127.0.0.1:$CTL_PORT"
+	export CTL_URL CTL_PORT
+}
+
+ctl_stop() {
+	if [ -n "$CTL_PID" ] && kill -0 "$CTL_PID" 2>/dev/null; then
+		kill "$CTL_PID" 2>/dev/null
+		wait "$CTL_PID" 2>/dev/null
+	fi
+	CTL_PID=""
+}
+
+# ctl ARGS...: a rakazoctl verb against this test's controller.
+ctl() {
+	RAKAZO_URL="$CTL_URL" RAKAZO_API_TOKEN_FILE="$CTL_TOKEN" \
+	    "$RAKAZOCTL" "$@"
+}
+
+# api METHOD PATH [JSON]: raw HTTP; prints "STATUS BODY".
+api() {
+	curl -s -o "$T/api.out" -w '%{http_code}' -X "$1" \
+	    -H "Authorization: Bearer $(cat "$CTL_TOKEN")" \
+	    -H 'Content-Type: application/json' \
+	    ${3+--data-binary "$3"} "$CTL_URL$2" > "$T/api.code"
+	printf '%s %s\n' "$(cat "$T/api.code")" "$(cat "$T/api.out")"
+}
+
+# A JSON field of the last api reply (jq-free: python3 is in the image).
+api_field() {
+	python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    d=d[int(k)] if isinstance(d,list) else d.get(k)
+print("" if d is None else (json.dumps(d) if isinstance(d,(dict,list)) else d))' "$T/api.out" "$1"
+}
+
+# Number of activity events of computer $1.
+ctl_events() {
+	api GET "/v1/computers/$1/activity?limit=1000" >/dev/null
+	python3 -c 'import json,sys
+print(len(json.load(open(sys.argv[1]))["events"]))' "$T/api.out"
+}
