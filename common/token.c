@@ -77,9 +77,16 @@ token_new(char *out, size_t outlen)
 		out[0] = '\0';
 	if (outlen < TOKEN_STRLEN + 1)
 		return ERR_INTERNAL;
-	if ((r = token_random(raw, sizeof(raw))) != 0)
-		goto out;
-	token_b64url(raw, sizeof(raw), out);
+	/*
+	 * A token that starts with '-' reads as an option on a command line
+	 * (rakazoctl release-control TOKEN): draw again.  The first character
+	 * then has 62 values instead of 64, which costs 0.05 of 192 bits.
+	 */
+	do {
+		if ((r = token_random(raw, sizeof(raw))) != 0)
+			goto out;
+		token_b64url(raw, sizeof(raw), out);
+	} while (out[0] == '-');
 	r = 0;
 out:
 	token_wipe(raw, sizeof(raw));

@@ -115,11 +115,11 @@ lease_acquire_control(struct store *s, const char *computer, const char *bot,
 	if ((r = store_bot_ensure(s, computer, bot, &b)) != 0)
 		goto out;
 	waiting = strcmp(b.run_state, "waiting_takeover") == 0;
+	/*
+	 * A run is active while its execution lease lives: a run whose
+	 * driver vanished without releasing must not block takeover forever.
+	 */
 	if (!waiting) {
-		if (strcmp(b.run_state, "running") == 0) {
-			r = ERR_STOP_THE_BOT_FIRST;
-			goto out;
-		}
 		r = store_lease_find(s, computer, bot, LEASE_EXEC, &l);
 		if (r == 0 && lease_live(&l, now)) {
 			r = ERR_STOP_THE_BOT_FIRST;

@@ -162,6 +162,18 @@ sq_migrate(struct sq *q, char *err, size_t errlen)
 	size_t		 i;
 	int		 r;
 
+	/*
+	 * The common case, every request: up to date, no write lock.  A new
+	 * file has no table yet: that failure is expected, not logged.
+	 */
+	if (sqlite3_prepare_v2(q->db, "SELECT coalesce(max(version), 0) FROM "
+	    "schema_migrations", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			have = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		if (have >= (int64_t)SQ_NMIGRATIONS)
+			return 0;
+	}
 	if ((r = sq_exec(q->db, "CREATE TABLE IF NOT EXISTS schema_migrations"
 	    " (version INTEGER PRIMARY KEY, applied_ms INTEGER NOT NULL)")) != 0)
 		goto fail;

@@ -30,6 +30,7 @@
 #include "log.h"
 #include "observe.h"
 #include "proto.h"
+#include "work.h"
 
 #define OBSERVE_MAX_SIDE	16384
 
@@ -38,6 +39,14 @@ struct observe_send {
 	uint8_t			*buf;
 	size_t			 len, off;
 	json_t			*meta;
+
+	/* Encoding on a worker (work.c): the region copied off the
+	 * framebuffer, which capture keeps writing meanwhile. */
+	uint8_t			*px;
+	int			 w, h, dw, dh, jpeg, quality;
+	int			 encoding;	/* a worker owns px/buf now */
+	int			 aborted;	/* the connection went meanwhile */
+	int			 r;
 };
 
 /* ---- encoders ------------------------------------------------------------ */
@@ -199,6 +208,7 @@ static void
 observe_send_free(struct observe_send *o)
 {
 	control_stream_detach(&o->s);
+	free(o->px);
 	free(o->buf);
 	json_decref(o->meta);
 	free(o);
@@ -248,6 +258,12 @@ observe_abort(struct control_stream *s)
 	struct observe_send	*o = (struct observe_send *)s;
 
 	o->s.conn = NULL;
+	if (o->encoding) {
+		/* The worker still has it; observe_encoded() frees it. */
+		o->aborted = 1;
+		return;
+	}
+	free(o->px);
 	free(o->buf);
 	json_decref(o->meta);
 	free(o);
@@ -348,31 +364,52 @@ observe_box_json(const struct capture_box *b)
 	    "width", b->w, "height", b->h);
 }
 
-/* Encode the region of the framebuffer, scaled to dw x dh. */
-static int
-observe_encode(const struct observe_req *q, const uint8_t *fb, size_t stride,
-    int dw, int dh, uint8_t **out, size_t *outlen)
+/* On a worker: scale the copied region to dw x dh and encode it. */
+static void
+observe_encode_job(void *arg)
 {
-	const uint8_t	*src;
-	uint8_t		*tmp = NULL;
-	size_t		 sstride = stride;
-	int		 r;
+	struct observe_send	*o = arg;
+	const uint8_t		*src = o->px;
+	uint8_t			*tmp = NULL;
+	size_t			 stride = (size_t)o->w * 4;
 
-	src = fb + (size_t)q->region.y * stride + (size_t)q->region.x * 4;
-	if (dw != q->region.w || dh != q->region.h) {
-		tmp = xmalloc((size_t)dw * (size_t)dh * 4);
-		observe_scale(src, q->region.w, q->region.h, stride, tmp, dw,
-		    dh);
+	if (o->dw != o->w || o->dh != o->h) {
+		tmp = xmalloc((size_t)o->dw * (size_t)o->dh * 4);
+		observe_scale(src, o->w, o->h, stride, tmp, o->dw, o->dh);
 		src = tmp;
-		sstride = (size_t)dw * 4;
+		stride = (size_t)o->dw * 4;
 	}
-	if (q->jpeg)
-		r = observe_encode_jpeg(src, dw, dh, sstride, q->quality, out,
-		    outlen);
+	if (o->jpeg)
+		o->r = observe_encode_jpeg(src, o->dw, o->dh, stride,
+		    o->quality, &o->buf, &o->len);
 	else
-		r = observe_encode_png(src, dw, dh, sstride, out, outlen);
+		o->r = observe_encode_png(src, o->dw, o->dh, stride, &o->buf,
+		    &o->len);
 	free(tmp);
-	return r;
+}
+
+/* Back on the loop: send the image, or the error. */
+static void
+observe_encoded(void *arg)
+{
+	struct observe_send	*o = arg;
+
+	o->encoding = 0;
+	free(o->px);
+	o->px = NULL;
+	if (o->aborted) {
+		free(o->buf);
+		json_decref(o->meta);
+		free(o);
+		return;
+	}
+	if (o->r != 0) {
+		control_reply_error(o->s.conn, o->s.id, o->r, NULL);
+		observe_send_free(o);
+		return;
+	}
+	json_object_set_new(o->meta, "bytes", json_integer((json_int_t)o->len));
+	observe_send_more(o);
 }
 
 int
@@ -389,7 +426,7 @@ observe_op(struct control_conn *c, uint32_t id, json_t *args, char *detail,
 	json_t			*meta;
 	uint64_t		 frame;
 	double			 scale;
-	int			 sw, sh, dw, dh, cx, cy, r;
+	int			 sw, sh, dw, dh, cx, cy, r, y;
 
 	if ((r = observe_parse(args, &q, detail)) != 0)
 		return r;
@@ -447,14 +484,24 @@ observe_op(struct control_conn *c, uint32_t id, json_t *args, char *detail,
 	    observe_box_json(&dmg) : json_null());
 	o = xcalloc(1, sizeof *o);
 	o->meta = meta;
-	if ((r = observe_encode(&q, fb, stride, dw, dh, &o->buf,
-	    &o->len)) != 0) {
-		json_decref(o->meta);
-		free(o);
+	o->w = q.region.w;
+	o->h = q.region.h;
+	o->dw = dw;
+	o->dh = dh;
+	o->jpeg = q.jpeg;
+	o->quality = q.quality;
+	/* A copy: capture goes on grabbing into the framebuffer. */
+	o->px = xmalloc((size_t)o->w * (size_t)o->h * 4);
+	for (y = 0; y < o->h; y++)
+		memcpy(o->px + (size_t)y * o->w * 4, fb + (size_t)(q.region.y +
+		    y) * stride + (size_t)q.region.x * 4, (size_t)o->w * 4);
+	control_stream_attach(c, &o->s, id, &observe_stream_ops);
+	o->encoding = 1;
+	if ((r = work_submit(observe_encode_job, observe_encoded, o)) != 0) {
+		o->encoding = 0;
+		observe_send_free(o);
+		snprintf(detail, detaillen, "(too many screenshots in progress)");
 		return r;
 	}
-	json_object_set_new(meta, "bytes", json_integer((json_int_t)o->len));
-	control_stream_attach(c, &o->s, id, &observe_stream_ops);
-	observe_send_more(o);
 	return 0;
 }

@@ -6,7 +6,7 @@
  *  hello            {version:1, client?}        -> {protocol, server,
  *                    capabilities[], limits{max_json, max_binary, chunk,
  *                    import_max_bytes, import_max_entries, exec_max_output,
- *                    exec_max_timeout_ms}}
+ *                    exec_max_timeout_ms}, gateway_port}
  *                    Must be the first request; others before it get
  *                    HELLO_REQUIRED.  Another version: UNSUPPORTED_VERSION.
  *  health           {}                          -> {state:"ok", uptime_ms,
@@ -36,6 +36,9 @@
  *                    END, then {bytes, entries, skipped}
  *  workspace.import {}                          then channel 0 frames (a
  *                    tar), END -> {entries, bytes}
+ *  capability.grant {bot, policy, ttl?}         -> {token, id, policy,
+ *                    bot, path, expires_ms}   (capability.h)
+ *  capability.revoke {token}                    -> {id, revoked}
  *
  * Paths are workspace-relative; "bot" (when given) makes bots/<bot>/ and
  * shared/ exist and, for exec, is the default cwd.  Mutating ops accept

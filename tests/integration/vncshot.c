@@ -55,6 +55,7 @@ main(int argc, char **argv)
 	rfbClientLog = vs_quiet;
 	rfbClientErr = vs_quiet;
 	cl = rfbGetClient(8, 3, 4);	/* RGBX in memory */
+	free(cl->serverHost);
 	cl->serverHost = strdup(host);
 	cl->serverPort = atoi(colon + 1);
 	cl->GotFrameBufferUpdate = vs_got;
@@ -88,6 +89,9 @@ main(int argc, char **argv)
 		}
 		printf("ok\n");
 	}
+	/* The framebuffer is the application's to free. */
+	free(cl->frameBuffer);
+	cl->frameBuffer = NULL;
 	rfbClientCleanup(cl);
 	return 0;
 }

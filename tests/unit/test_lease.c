@@ -151,6 +151,13 @@ test_control_409(void **state)
 	    0);
 	assert_int_equal(lease_acquire_control(s, "c", "b", "alice", 10000,
 	    &u), ERR_STOP_THE_BOT_FIRST);
+	assert_int_equal(lease_release(s, run.id), 0);
+	/* A run whose driver vanished (lease expired) blocks nothing. */
+	assert_int_equal(lease_acquire(s, "c", "b", "agent", 10000,
+	    LEASE_F_RUN, &run), 0);
+	expire(s, run.id);
+	assert_int_equal(lease_acquire_control(s, "c", "b", "alice", 10000,
+	    &u), 0);
 	store_free(s);
 }
 
