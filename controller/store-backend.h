@@ -41,6 +41,13 @@ struct store_ops {
 	int	(*event_add)(void *, struct store_event *);
 	int	(*event_list)(void *, const char *, int64_t, size_t,
 		    struct store_event **, size_t *);
+	int	(*cap_add)(void *, struct store_cap *);
+	int	(*cap_list_lease)(void *, const char *, struct store_cap **,
+		    size_t *);
+	int	(*cap_list_dead)(void *, int64_t, struct store_cap **,
+		    size_t *);
+	int	(*cap_delete)(void *, int64_t);
+	int	(*cap_next_expiry)(void *, int64_t *);
 };
 
 extern const struct store_ops	store_sqlite_ops;

@@ -62,6 +62,13 @@ static const char *const sq_migrations[] = {
 	"  computer TEXT NOT NULL, revision INTEGER NOT NULL,"
 	"  created_ms INTEGER NOT NULL, bytes INTEGER,"
 	"  PRIMARY KEY (computer, revision));",
+	/* 2: capabilities granted under a lease (store.h says why the
+	 * token is kept). */
+	"CREATE TABLE capabilities ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT, lease TEXT NOT NULL,"
+	"  computer TEXT NOT NULL, bot TEXT NOT NULL, cap_id TEXT NOT NULL,"
+	"  token TEXT NOT NULL, created_ms INTEGER NOT NULL);"
+	"CREATE INDEX capabilities_by_lease ON capabilities (lease);",
 };
 
 #define SQ_NMIGRATIONS	(sizeof(sq_migrations) / sizeof(sq_migrations[0]))
@@ -734,6 +741,107 @@ sq_event_list(void *impl, const char *computer, int64_t after, size_t limit,
 	    n);
 }
 
+/* ---- capabilities ----------------------------------------------------- */
+
+#define SQ_CAP_COLS	"c.id, c.lease, c.computer, c.bot, c.cap_id, c.token, " \
+			"c.created_ms"
+
+static void
+sq_cap_row(sqlite3_stmt *st, void *p)
+{
+	struct store_cap	*c = p;
+
+	memset(c, 0, sizeof *c);
+	c->id = sqlite3_column_int64(st, 0);
+	sq_text(st, 1, c->lease, sizeof c->lease);
+	sq_text(st, 2, c->computer, sizeof c->computer);
+	sq_text(st, 3, c->bot, sizeof c->bot);
+	sq_text(st, 4, c->cap_id, sizeof c->cap_id);
+	sq_text(st, 5, c->token, sizeof c->token);
+	c->created_ms = sqlite3_column_int64(st, 6);
+}
+
+static int
+sq_cap_add(void *impl, struct store_cap *c)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	r = sq_done(q->db, sq_prepare(q->db, &r, "INSERT INTO capabilities "
+	    "(lease, computer, bot, cap_id, token, created_ms) VALUES "
+	    "(?, ?, ?, ?, ?, ?)", "sssssi", c->lease, c->computer, c->bot,
+	    c->cap_id, c->token, c->created_ms), &r);
+	if (r == 0)
+		c->id = sqlite3_last_insert_rowid(q->db);
+	return r;
+}
+
+static int
+sq_cap_list_lease(void *impl, const char *lease, struct store_cap **out,
+    size_t *n)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r;
+
+	*out = NULL;
+	*n = 0;
+	st = sq_prepare(q->db, &r, "SELECT " SQ_CAP_COLS " FROM capabilities c "
+	    "WHERE c.lease = ? ORDER BY c.id", "s", lease);
+	if (st == NULL)
+		return r;
+	return sq_collect(q->db, st, sizeof **out, sq_cap_row, (void **)out,
+	    n);
+}
+
+static int
+sq_cap_list_dead(void *impl, int64_t now, struct store_cap **out, size_t *n)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r;
+
+	*out = NULL;
+	*n = 0;
+	/* A replaced lease row is gone: its capabilities are dead too. */
+	st = sq_prepare(q->db, &r, "SELECT " SQ_CAP_COLS " FROM capabilities c "
+	    "LEFT JOIN leases l ON l.id = c.lease "
+	    "WHERE l.id IS NULL OR l.expires_ms <= ? ORDER BY c.id", "i", now);
+	if (st == NULL)
+		return r;
+	return sq_collect(q->db, st, sizeof **out, sq_cap_row, (void **)out,
+	    n);
+}
+
+static int
+sq_cap_delete(void *impl, int64_t id)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	return sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM capabilities "
+	    "WHERE id = ?", "i", id), &r);
+}
+
+static int
+sq_cap_next_expiry(void *impl, int64_t *at)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	*at = 0;
+	st = sq_prepare(q->db, &r, "SELECT coalesce(min(l.expires_ms), 0) "
+	    "FROM capabilities c JOIN leases l ON l.id = c.lease", "");
+	if (st == NULL)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*at = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : sq_code(q->db, rc);
+}
+
 const struct store_ops store_sqlite_ops = {
 	.name = "sqlite",
 	.open = sq_open,
@@ -762,4 +870,9 @@ const struct store_ops store_sqlite_ops = {
 	.run_list = sq_run_list,
 	.event_add = sq_event_add,
 	.event_list = sq_event_list,
+	.cap_add = sq_cap_add,
+	.cap_list_lease = sq_cap_list_lease,
+	.cap_list_dead = sq_cap_list_dead,
+	.cap_delete = sq_cap_delete,
+	.cap_next_expiry = sq_cap_next_expiry,
 };

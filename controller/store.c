@@ -221,3 +221,35 @@ store_event_list(struct store *s, const char *c, int64_t after, size_t limit,
 {
 	return s->ops->event_list(s->impl, c, after, limit, o, n);
 }
+
+int
+store_cap_add(struct store *s, struct store_cap *c)
+{
+	return s->ops->cap_add(s->impl, c);
+}
+
+int
+store_cap_list_lease(struct store *s, const char *lease,
+    struct store_cap **o, size_t *n)
+{
+	return s->ops->cap_list_lease(s->impl, lease, o, n);
+}
+
+int
+store_cap_list_dead(struct store *s, int64_t now, struct store_cap **o,
+    size_t *n)
+{
+	return s->ops->cap_list_dead(s->impl, now, o, n);
+}
+
+int
+store_cap_delete(struct store *s, int64_t id)
+{
+	return s->ops->cap_delete(s->impl, id);
+}
+
+int
+store_cap_next_expiry(struct store *s, int64_t *at)
+{
+	return s->ops->cap_next_expiry(s->impl, at);
+}

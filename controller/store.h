@@ -135,6 +135,38 @@ int	 store_event_add(struct store *s, struct store_event *ev);
 int	 store_event_list(struct store *s, const char *computer, int64_t after,
 	    size_t limit, struct store_event **out, size_t *n);
 
+/*
+ * Capabilities (G-15, G-20) granted under a lease: a control lease's screen
+ * and terminal, or a run's control screen.  Kept here so a restarted
+ * controller can still revoke them when the lease is released, expires or
+ * its run ends.  guestd's capability.revoke takes only the token, so the
+ * token itself is stored: the state file is 0600 in a 0700 DATA_DIR (serve
+ * sets umask 077) and holds the computers' control secrets already; no
+ * other reader exists.  The token is never logged or returned by the API.
+ */
+#define STORE_TOKEN_MAX	128
+
+struct store_cap {
+	int64_t	 id;			/* set on insert */
+	char	 lease[STORE_ID_MAX];
+	char	 computer[STORE_ID_MAX];
+	char	 bot[STORE_ID_MAX];
+	char	 cap_id[STORE_ID_MAX];	/* guestd's capability id (logs) */
+	char	 token[STORE_TOKEN_MAX];
+	int64_t	 created_ms;
+};
+
+int	 store_cap_add(struct store *s, struct store_cap *c);
+/* Capabilities granted under lease. *out malloc'd (wipe and free it). */
+int	 store_cap_list_lease(struct store *s, const char *lease,
+	    struct store_cap **out, size_t *n);
+/* Capabilities whose lease is gone or expired at now_ms. */
+int	 store_cap_list_dead(struct store *s, int64_t now_ms,
+	    struct store_cap **out, size_t *n);
+int	 store_cap_delete(struct store *s, int64_t id);
+/* Earliest expiry of a lease holding capabilities; 0 when none. */
+int	 store_cap_next_expiry(struct store *s, int64_t *at_ms);
+
 /* Milliseconds since the epoch (CLOCK_REALTIME): rows are shared between
  * processes, so a monotonic clock would not compare across them. */
 int64_t	 store_now_ms(void);

@@ -60,6 +60,8 @@ struct display_waiter {
 	struct control_stream	 s;	/* first: we get it back from ops */
 	struct display		*d;
 	int			 closing;	/* a close, not an open */
+	display_open_cb		 cb;	/* an internal opener (browser.c) */
+	void			*cbarg;
 	struct display_waiter	*next;
 };
 
@@ -343,6 +345,11 @@ display_wake(struct display *d, int closing, int code, const char *why)
 			continue;
 		}
 		*pp = w->next;
+		if (w->cb != NULL) {
+			w->cb(code == 0 ? d : NULL, code, w->cbarg);
+			free(w);
+			continue;
+		}
 		c = w->s.conn;
 		control_stream_detach(&w->s);
 		if (c != NULL && code != 0)
@@ -1210,4 +1217,63 @@ display_find_slot(int slot)
 			return d;
 	}
 	return NULL;
+}
+
+/*
+ * display.open for a module of guestd itself (browser.open opens its
+ * bot's desktop lazily): the same start and the same waiters, with a
+ * callback instead of a reply.
+ */
+int
+display_open_notify(const char *bot, display_open_cb cb, void *arg)
+{
+	struct display_waiter	*w;
+	struct display		*d;
+	char			 detail[JSONX_ERRLEN];
+	int			 r;
+
+	if ((r = path_bot_valid(bot)) != 0)
+		return r;
+	display_init();
+	if ((d = display_lookup(bot)) != NULL && d->state == DISPLAY_READY) {
+		cb(d, 0, arg);
+		return 0;
+	}
+	if (d == NULL) {
+		if (display_rundir[0] == '\0')
+			return ERR_DISPLAY_FAILED;
+		if ((r = display_make_room(detail, sizeof detail)) != 0)
+			return r;
+		d = xcalloc(1, sizeof *d);
+		d->gen = ++display_gen_next;
+		snprintf(d->bot, sizeof d->bot, "%s", bot);
+		d->width = (int)display_def_w;
+		d->height = (int)display_def_h;
+		d->depth = (int)display_def_depth;
+		d->state = DISPLAY_STARTING;
+		d->since_ms = display_wall_ms();
+		d->used_ms = loop_now_ms();
+		if ((d->slot = display_pick_slot()) < 0) {
+			free(d);
+			return ERR_MULTI_SCREEN_UNAVAILABLE;
+		}
+		d->next = display_list;
+		display_list = d;
+		if ((r = display_write_auth(d)) != 0) {
+			display_free(d);
+			return r;
+		}
+		if ((r = display_spawn(d)) != 0) {
+			if (d->pid == 0)
+				display_free(d);
+			return r;
+		}
+	}
+	w = xcalloc(1, sizeof *w);
+	w->d = d;
+	w->cb = cb;
+	w->cbarg = arg;
+	w->next = d->waiters;
+	d->waiters = w;
+	return 0;
 }

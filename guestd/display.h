@@ -76,6 +76,14 @@ unsigned	 display_count(void);
  */
 typedef void	(*display_hook)(struct display *d);
 void		 display_set_hooks(display_hook ready, display_hook closing);
+/*
+ * Open bot's desktop for guestd itself: cb(d, 0, arg) once it is ready
+ * (now, if it already is), or cb(NULL, ERR_*, arg) when it failed to
+ * start.  Returns 0 (cb will run) or an ERR_* (it will not).
+ */
+typedef void	(*display_open_cb)(struct display *d, int code, void *arg);
+int		 display_open_notify(const char *bot, display_open_cb cb,
+		    void *arg);
 /* Stop every X server now (guestd exit; also run from atexit). */
 void		 display_shutdown(void);
 

@@ -120,6 +120,9 @@ main_usage(FILE *f)
 		fprintf(f, "  --%-20s %s\n", main_opts[i].flag, main_opts[i].help);
 }
 
+static void	main_die(const char *, ...)
+		    __attribute__((format(printf, 1, 2), noreturn));
+
 static void
 main_die(const char *fmt, ...)
 {

@@ -1,0 +1,53 @@
+/*
+ * The per-bot proxy relay (SPEC G-23).  Chromium cannot carry proxy
+ * credentials on its command line, so guestd listens on
+ * 127.0.0.1:<port derived from the profile path> and Chromium is started
+ * with --proxy-server=http://127.0.0.1:<port>; the relay forwards each
+ * plain HTTP request and each CONNECT tunnel to the bot's upstream proxy,
+ * adding "Proxy-Authorization: Basic ...".  It starts and stops with that
+ * bot's browser and serves only it.
+ *
+ * Port: RELAY_PORT_BASE + (FNV-1a 64 of the profile path) mod
+ * RELAY_PORT_SPAN; when that port is taken the next ones are tried (at
+ * most RELAY_PORT_TRIES).  Credentials live only in the relay's memory
+ * (wiped on stop) and never appear in logs, events, errors or process
+ * arguments.
+ *
+ * All sockets are on guestd's loop; each direction has a bounded buffer
+ * and the reading side pauses while the other side's buffer is full.
+ */
+#ifndef GUESTD_RELAY_H
+#define GUESTD_RELAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RELAY_PORT_BASE		20000
+#define RELAY_PORT_SPAN		10000
+#define RELAY_PORT_TRIES	16
+#define RELAY_BUF		(64 * 1024)
+#define RELAY_MAX_HEAD		(16 * 1024)
+
+struct relay;
+
+/*
+ * Check an upstream proxy URL "http://host:port" (no userinfo, no path
+ * beyond "/"); host and port out.  0 or ERR_BAD_REQUEST.
+ */
+int		 relay_parse_url(const char *url, char *host, size_t hostlen,
+		    int *port);
+/* The derived port for a profile path (before collisions). */
+int		 relay_port_for(const char *profile);
+/*
+ * Start a relay for profile to upstream url with user/pass (either may be
+ * NULL: no Proxy-Authorization).  *port gets the bound port.  0 or ERR_*.
+ */
+int		 relay_start(const char *profile, const char *url,
+		    const char *user, const char *pass, struct relay **out,
+		    int *port);
+/* Close the listener and every connection; wipe the credentials. */
+void		 relay_stop(struct relay *r);
+/* Requests forwarded so far (tests, list). */
+uint64_t	 relay_requests(const struct relay *r);
+
+#endif
