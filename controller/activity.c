@@ -5,13 +5,60 @@
  */
 #include "autoconf.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "err.h"
 #include "redact.h"
 #include "activity.h"
+
+static pthread_mutex_t	 activity_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t	 activity_cv = PTHREAD_COND_INITIALIZER;
+static uint64_t		 activity_counter;
+
+uint64_t
+activity_seq(void)
+{
+	uint64_t	 v;
+
+	pthread_mutex_lock(&activity_mu);
+	v = activity_counter;
+	pthread_mutex_unlock(&activity_mu);
+	return v;
+}
+
+uint64_t
+activity_wait(uint64_t seen, int64_t deadline_ms)
+{
+	struct timespec	 ts;
+	uint64_t	 v;
+
+	/* store_now_ms() is CLOCK_REALTIME, the condvar's default clock. */
+	ts.tv_sec = deadline_ms / 1000;
+	ts.tv_nsec = (deadline_ms % 1000) * 1000000;
+	pthread_mutex_lock(&activity_mu);
+	while (activity_counter == seen)
+		if (pthread_cond_timedwait(&activity_cv, &activity_mu,
+		    &ts) == ETIMEDOUT)
+			break;
+	v = activity_counter;
+	pthread_mutex_unlock(&activity_mu);
+	return v;
+}
+
+/* After the row is committed: wake the long polls (GET .../activity). */
+static void
+activity_notify(void)
+{
+	pthread_mutex_lock(&activity_mu);
+	activity_counter++;
+	pthread_cond_broadcast(&activity_cv);
+	pthread_mutex_unlock(&activity_mu);
+}
 
 int
 activity_command(struct store *s, const char *computer, const char *bot,
@@ -21,6 +68,7 @@ activity_command(struct store *s, const char *computer, const char *bot,
 	char			 raw[STORE_TEXT_MAX];
 	va_list			 ap;
 	char			*p;
+	int			 r;
 
 	memset(&ev, 0, sizeof ev);
 	va_start(ap, fmt);
@@ -36,7 +84,9 @@ activity_command(struct store *s, const char *computer, const char *bot,
 	snprintf(ev.tool, sizeof ev.tool, "%s", tool);
 	ev.ok = ok;
 	ev.ts_ms = store_now_ms();
-	return store_event_add(s, &ev);
+	if ((r = store_event_add(s, &ev)) == 0)
+		activity_notify();
+	return r;
 }
 
 json_t *

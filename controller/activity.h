@@ -6,6 +6,7 @@
 #ifndef CONTROLLER_ACTIVITY_H
 #define CONTROLLER_ACTIVITY_H
 
+#include <stdint.h>
 #include <jansson.h>
 
 #include "store.h"
@@ -16,6 +17,16 @@
 int	activity_command(struct store *s, const char *computer,
 	    const char *bot, const char *tool, int ok, const char *fmt, ...)
 	    __attribute__((format(printf, 6, 7)));
+/*
+ * Long-poll support: every event recorded in this process bumps a counter
+ * and wakes the waiters.  Read activity_seq() before listing; if the list
+ * is empty, activity_wait(seq, deadline) sleeps until an event is added
+ * after that read or until deadline_ms (store_now_ms() clock).  Returns
+ * the new counter.  Events written by another process do not wake it.
+ */
+uint64_t activity_seq(void);
+uint64_t activity_wait(uint64_t seen, int64_t deadline_ms);
+
 /* {id, computer, bot, ts_ms, kind, tool, ok, text} (new reference). */
 json_t	*activity_json(const struct store_event *e);
 

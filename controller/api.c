@@ -32,14 +32,9 @@
 /* One start at a time in this process: two never race into two guestds. */
 static pthread_mutex_t	 api_start_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* Capabilities granted with a control lease, revoked at its release. */
-struct api_grant {
-	char		 lease[STORE_ID_MAX];
-	char		 token[128];
-	struct api_grant *next;
-};
-static pthread_mutex_t	 api_grant_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct api_grant	*api_grants;
+struct api_ctx;
+static int	api_grant_remember(struct api_ctx *, const struct store_lease *,
+		    json_t *);
 
 struct api_ctx {
 	struct api		*a;
@@ -422,9 +417,10 @@ api_activity(struct api_ctx *x, const char *id)
 	struct store_computer	 c;
 	struct store_event	*ev;
 	size_t			 n, i;
-	int64_t			 after, limit;
+	int64_t			 after, limit, wait, deadline;
+	uint64_t		 seq;
 	json_t			*arr;
-	int			 r;
+	int			 r, waited = 0;
 
 	if (api_computer_find(x, id, &c) != 0)
 		return;
@@ -432,10 +428,29 @@ api_activity(struct api_ctx *x, const char *id)
 	limit = api_query_int(x->q->query, "limit", 100);
 	if (limit < 1 || limit > 1000)
 		limit = 100;
-	if ((r = store_event_list(x->s, id, after, (size_t)limit, &ev,
-	    &n)) != 0) {
-		api_error(x, r, NULL);
-		return;
+	wait = api_query_int(x->q->query, "wait_ms", 0);
+	if (wait < 0)
+		wait = 0;
+	if (wait > API_WAIT_MAX_MS)
+		wait = API_WAIT_MAX_MS;
+	deadline = store_now_ms() + wait;
+	for (;;) {
+		/* Read the counter first: an insert after it wakes us. */
+		seq = activity_seq();
+		if ((r = store_event_list(x->s, id, after, (size_t)limit, &ev,
+		    &n)) != 0) {
+			api_error(x, r, NULL);
+			return;
+		}
+		if (n > 0 || store_now_ms() >= deadline)
+			break;
+		free(ev);
+		if (!waited)
+			log_debug("activity.wait", "computer=%s after=%lld "
+			    "wait_ms=%lld", id, (long long)after,
+			    (long long)wait);
+		waited = 1;
+		(void)activity_wait(seq, deadline);
 	}
 	arr = json_array();
 	for (i = 0; i < n; i++)
@@ -517,6 +532,18 @@ api_tool_prepare(struct tool_ctx *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* A control capability handed out by screen_url or terminal_url. */
+static int
+api_control_grant(const struct tool_entry *te, json_t *res)
+{
+	const char	*pol;
+
+	if (te != &tool_screen_url_entry && te != &tool_terminal_url_entry)
+		return 0;
+	pol = json_string_value(json_object_get(res, "policy"));
+	return pol != NULL && strcmp(pol, "control") == 0;
+}
+
 static void
 api_tool(struct api_ctx *x, const char *name)
 {
@@ -554,6 +581,14 @@ api_tool(struct api_ctx *x, const char *name)
 	t.prepare_arg = &st;
 	x->err[0] = '\0';
 	r = st.te->fn(&t, &res, x->err, sizeof x->err);
+	/* A run's control screen or terminal ends with its lease (G-4). */
+	if (r == 0 && st.lease != NULL && api_control_grant(st.te, res) &&
+	    (r = api_grant_remember(x, &st.l, res)) != 0) {
+		json_decref(res);
+		res = NULL;
+		snprintf(x->err, sizeof x->err, "The control capability could "
+		    "not be recorded.");
+	}
 	/* A call refused before reaching the computer did nothing. */
 	if ((st.te->flags & TOOL_RECORD) && t.summary[0] != '\0' &&
 	    (t.prepared || r == 0))
@@ -622,54 +657,105 @@ api_lease_heartbeat(struct api_ctx *x, const char *id)
 	api_reply(x, 200, api_lease_json(&l));
 }
 
-static void
-api_grant_remember(const char *lease, const char *token)
+/*
+ * Revoke one stored capability at guestd and forget it.  A computer that is
+ * gone or not running took its capabilities with it.  The fence is the
+ * bot's latest: the lease that granted it may have been replaced.
+ */
+static int
+api_cap_revoke(struct api *a, struct store *s, const struct store_cap *cap,
+    const char *why)
 {
-	struct api_grant	*g;
+	struct store_computer	 c;
+	struct store_bot	 b;
+	json_t			*res = NULL;
+	char			 e[256];
+	int			 r;
 
-	g = xcalloc(1, sizeof *g);
-	snprintf(g->lease, sizeof g->lease, "%s", lease);
-	snprintf(g->token, sizeof g->token, "%s", token);
-	pthread_mutex_lock(&api_grant_mu);
-	g->next = api_grants;
-	api_grants = g;
-	pthread_mutex_unlock(&api_grant_mu);
+	r = store_computer_get(s, cap->computer, &c);
+	if (r == 0 && provider_alive(a->prov, &c) == 1) {
+		if ((r = store_bot_ensure(s, cap->computer, cap->bot, &b)) != 0)
+			return r;
+		r = provider_call(a->prov, &c, "capability.revoke",
+		    json_pack("{s:s, s:s, s:I}", "token", cap->token, "bot",
+		    cap->bot, "fence", (json_int_t)b.fence), NULL, 0, &res,
+		    NULL, NULL, e, sizeof e);
+		json_decref(res);
+		/* NOT_FOUND: it expired or its display closed already. */
+		if (r != 0 && r != ERR_NOT_FOUND) {
+			log_warn("control.revoke_failed", "computer=%s bot=%s "
+			    "capability=%s code=%s", cap->computer, cap->bot,
+			    cap->cap_id, err_name(r));
+			return r;
+		}
+	} else if (r != 0 && r != ERR_NOT_FOUND)
+		return r;
+	log_info("control.revoked", "computer=%s bot=%s capability=%s "
+	    "reason=%s", cap->computer, cap->bot, cap->cap_id, why);
+	return store_cap_delete(s, cap->id);
 }
 
-/* Revoke every capability granted under lease (G-20: at once). */
 static void
-api_grant_revoke(struct api_ctx *x, const struct store_lease *l)
+api_caps_free(struct store_cap *caps, size_t n)
 {
-	struct api_grant	**pp, *g, *mine = NULL;
-	struct store_computer	 c;
-	json_t			*res;
-	char			 e[256];
+	if (caps != NULL)
+		token_wipe(caps, n * sizeof *caps);
+	free(caps);
+}
 
-	pthread_mutex_lock(&api_grant_mu);
-	for (pp = &api_grants; (g = *pp) != NULL;) {
-		if (strcmp(g->lease, l->id) == 0) {
-			*pp = g->next;
-			g->next = mine;
-			mine = g;
-		} else
-			pp = &g->next;
+/* Revoke every capability granted under lease id (G-20: at once). */
+static int
+api_grant_revoke(struct api_ctx *x, const char *lease, const char *why,
+    int *count)
+{
+	struct store_cap	*caps;
+	size_t			 n, i;
+	int			 r, r2;
+
+	*count = 0;
+	if ((r = store_cap_list_lease(x->s, lease, &caps, &n)) != 0)
+		return r;
+	for (i = 0; i < n; i++) {
+		if ((r2 = api_cap_revoke(x->a, x->s, &caps[i], why)) == 0)
+			(*count)++;
+		else
+			r = r2;	/* the row stays; the sweep retries */
 	}
-	pthread_mutex_unlock(&api_grant_mu);
-	if (store_computer_get(x->s, l->computer, &c) != 0)
-		c.id[0] = '\0';
-	while ((g = mine) != NULL) {
-		mine = g->next;
-		res = NULL;
-		if (c.id[0] != '\0' && provider_call(x->a->prov, &c,
-		    "capability.revoke", json_pack("{s:s, s:s, s:I}", "token",
-		    g->token, "bot", l->bot, "fence", (json_int_t)l->fence),
-		    NULL, 0, &res, NULL, NULL, e, sizeof e) != 0)
-			log_warn("control.revoke_failed", "computer=%s bot=%s",
-			    l->computer, l->bot);
-		json_decref(res);
-		token_wipe(g->token, sizeof g->token);
-		free(g);
-	}
+	api_caps_free(caps, n);
+	return r;
+}
+
+/*
+ * Persist a capability granted under lease l (res is guestd's grant reply)
+ * before anyone sees its token: one that cannot be stored could not be
+ * revoked after a restart, so it is revoked now and the call fails.
+ */
+static int
+api_grant_remember(struct api_ctx *x, const struct store_lease *l,
+    json_t *res)
+{
+	struct store_cap	 cap;
+	const char		*tok, *id;
+	int			 r;
+
+	tok = json_string_value(json_object_get(res, "token"));
+	id = json_string_value(json_object_get(res, "id"));
+	if (tok == NULL || strlen(tok) >= sizeof cap.token)
+		return ERR_PROTOCOL;
+	memset(&cap, 0, sizeof cap);
+	snprintf(cap.lease, sizeof cap.lease, "%s", l->id);
+	snprintf(cap.computer, sizeof cap.computer, "%s", l->computer);
+	snprintf(cap.bot, sizeof cap.bot, "%s", l->bot);
+	snprintf(cap.cap_id, sizeof cap.cap_id, "%s", id != NULL ? id : "");
+	snprintf(cap.token, sizeof cap.token, "%s", tok);
+	cap.created_ms = store_now_ms();
+	if ((r = store_cap_add(x->s, &cap)) != 0) {
+		cap.id = -1;	/* no row: deleting it is a no-op */
+		(void)api_cap_revoke(x->a, x->s, &cap, "unrecorded");
+	} else if (x->a->cap_deadline != NULL)
+		x->a->cap_deadline(l->expires_ms);
+	token_wipe(cap.token, sizeof cap.token);
+	return r;
 }
 
 int	screen_url_grant(struct tool_ctx *t, const char *policy,
@@ -717,12 +803,17 @@ api_control_take(struct api_ctx *x, const char *id)
 		api_error(x, r, x->err);
 		return;
 	}
+	if ((r = api_grant_remember(x, &l, screen)) != 0) {
+		(void)lease_release(x->s, l.id);
+		json_decref(screen);
+		json_decref(j);
+		api_error(x, r, "The control capability could not be recorded.");
+		return;
+	}
 	if ((tok = json_string_value(json_object_get(screen, "token"))) !=
-	    NULL) {
-		api_grant_remember(l.id, tok);
+	    NULL)
 		json_object_set_new(j, "terminal_path", json_sprintf("/term/%s",
 		    tok));
-	}
 	json_object_set_new(j, "screen", screen);
 	api_reply(x, 201, j);
 }
@@ -731,7 +822,7 @@ static void
 api_lease_release(struct api_ctx *x, const char *id, const char *computer)
 {
 	struct store_lease	 l;
-	int			 r;
+	int			 r, n, pending;
 
 	if ((r = store_lease_get(x->s, id, &l)) != 0 ||
 	    (computer != NULL && strcmp(l.computer, computer) != 0)) {
@@ -739,12 +830,86 @@ api_lease_release(struct api_ctx *x, const char *id, const char *computer)
 		    r, NULL);
 		return;
 	}
-	api_grant_revoke(x, &l);
+	/* A capability guestd did not confirm stays stored: the expiry
+	 * sweep retries it once the lease row is gone. */
+	pending = api_grant_revoke(x, l.id, "released", &n) != 0;
 	if ((r = lease_release(x->s, id)) != 0) {
 		api_error(x, r, NULL);
 		return;
 	}
-	api_reply(x, 200, json_pack("{s:s, s:b}", "id", id, "released", 1));
+	if (pending && x->a->cap_deadline != NULL)
+		x->a->cap_deadline(store_now_ms());
+	api_reply(x, 200, json_pack("{s:s, s:b, s:i, s:b}", "id", id,
+	    "released", 1, "revoked", n, "revoke_pending", pending));
+}
+
+/*
+ * G-4: a bot run (named by its execution lease) ends.  Every outcome
+ * revokes the run's control capabilities and ends its lease; a successful
+ * run keeps the bot's screen, browser and views for the next run, a failed
+ * or cancelled one tears the screen down.
+ */
+static void
+api_run_end(struct api_ctx *x, const char *id, const char *lease)
+{
+	static const char *const keys[] = { "outcome", NULL };
+	struct store_computer	 c;
+	struct store_lease	 l;
+	struct store_bot	 b;
+	const char		*outcome;
+	char			 e[JSONX_ERRLEN];
+	json_t			*res = NULL;
+	int			 r, n = 0, closed = 0, keep;
+
+	if (api_parse_body(x) != 0 || api_computer_find(x, id, &c) != 0)
+		return;
+	if ((r = jsonx_only_keys(x->body, keys, e)) != 0 ||
+	    (r = jsonx_str(x->body, "outcome", 16, &outcome, e)) != 0) {
+		if (r == ERR_NOT_FOUND)
+			snprintf(e, sizeof e, "\"outcome\" is required");
+		api_error(x, ERR_BAD_REQUEST, e);
+		return;
+	}
+	keep = strcmp(outcome, "succeeded") == 0;
+	if (!keep && strcmp(outcome, "failed") != 0 &&
+	    strcmp(outcome, "cancelled") != 0) {
+		api_error(x, ERR_BAD_REQUEST, "\"outcome\" is succeeded, "
+		    "failed or cancelled");
+		return;
+	}
+	/* A replaced lease row means another driver has the bot now. */
+	if (!api_name_ok(lease) || store_lease_get(x->s, lease, &l) != 0 ||
+	    strcmp(l.computer, id) != 0 || strcmp(l.kind, LEASE_EXEC) != 0) {
+		api_error(x, ERR_LEASE_EXPIRED, "No such run on this computer.");
+		return;
+	}
+	if ((r = api_grant_revoke(x, l.id, outcome, &n)) != 0) {
+		api_error(x, r, "A capability of the run could not be revoked.");
+		return;
+	}
+	if (!keep && provider_alive(x->a->prov, &c) == 1) {
+		if ((r = store_bot_ensure(x->s, id, l.bot, &b)) != 0)
+			goto fail;
+		r = provider_call(x->a->prov, &c, "display.close",
+		    json_pack("{s:s, s:I}", "bot", l.bot, "fence",
+		    (json_int_t)b.fence), NULL, 0, &res, NULL, NULL, x->err,
+		    sizeof x->err);
+		json_decref(res);
+		/* The lease stays on failure: ending again retries. */
+		if (r != 0 && r != ERR_NO_DISPLAY)
+			goto fail;
+		closed = r == 0;
+	}
+	if ((r = lease_release(x->s, l.id)) != 0)
+		goto fail;
+	(void)activity_command(x->s, id, l.bot, "run_end", 1, "run %s%s",
+	    outcome, closed ? "; screen closed" : "");
+	api_reply(x, 200, json_pack("{s:s, s:s, s:s, s:i, s:s}", "lease",
+	    l.id, "bot", l.bot, "outcome", outcome, "revoked", n, "screen",
+	    keep ? "kept" : "closed"));
+	return;
+fail:
+	api_error(x, r, x->err);
 }
 
 /* ---- routing ---------------------------------------------------------- */
@@ -774,7 +939,7 @@ api_authorized(struct api_ctx *x)
 	return token_equal(h, strlen(h), x->a->token, strlen(x->a->token));
 }
 
-/* Split "/v1/computers/ID/activity" into at most 5 segments. */
+/* Split "/v1/computers/ID/activity" into at most max segments. */
 static size_t
 api_split(char *path, char **seg, size_t max)
 {
@@ -840,6 +1005,9 @@ api_route(struct api_ctx *x, char **seg, size_t n)
 		if (n == 5 && api_is(q, "DELETE") &&
 		    strcmp(seg[3], "control") == 0)
 			{ api_lease_release(x, seg[4], seg[2]); return; }
+		if (n == 6 && api_is(q, "POST") &&
+		    strcmp(seg[3], "runs") == 0 && strcmp(seg[5], "end") == 0)
+			{ api_run_end(x, seg[2], seg[4]); return; }
 	}
 	if (n >= 2 && strcmp(seg[1], "leases") == 0) {
 		if (n == 2 && api_is(q, "POST"))
@@ -853,11 +1021,57 @@ api_route(struct api_ctx *x, char **seg, size_t n)
 	api_error(x, ERR_NOT_FOUND, "No such API path.");
 }
 
+/*
+ * Opening the store costs a file open, WAL setup and a schema check: keep a
+ * few open handles for the request threads to reuse instead of paying that
+ * on every call.  SQLite's serialized mode lets a handle move between
+ * threads as long as one thread uses it at a time, which the pool ensures.
+ */
+#define API_STORE_POOL	8
+
+static pthread_mutex_t	 api_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct store	*api_pool[API_STORE_POOL];
+static int		 api_npool;
+
+static int
+api_store_get(struct api *a, struct store **s, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&api_pool_mu);
+	if (api_npool > 0) {
+		*s = api_pool[--api_npool];
+		pthread_mutex_unlock(&api_pool_mu);
+		return 0;
+	}
+	pthread_mutex_unlock(&api_pool_mu);
+	return store_open(s, a->store_url, err, errlen);
+}
+
+static void
+api_store_put(struct store *s)
+{
+	if (s == NULL)
+		return;
+	/* A request that failed inside a transaction: never reuse. */
+	if (store_in_tx(s)) {
+		store_rollback(s);
+		store_free(s);
+		return;
+	}
+	pthread_mutex_lock(&api_pool_mu);
+	if (api_npool < API_STORE_POOL) {
+		api_pool[api_npool++] = s;
+		s = NULL;
+	}
+	pthread_mutex_unlock(&api_pool_mu);
+	store_free(s);
+}
+
+
 void
 api_handle(struct api *a, const struct api_req *q, struct api_resp *out)
 {
 	struct api_ctx	 x;
-	char		*path, *seg[6];
+	char		*path, *seg[7];
 	size_t		 n;
 	int		 r;
 
@@ -867,8 +1081,8 @@ api_handle(struct api *a, const struct api_req *q, struct api_resp *out)
 	x.q = q;
 	x.out = out;
 	path = xstrdup(q->path);
-	n = api_split(path, seg, 5);
-	if ((r = store_open(&x.s, a->store_url, x.err, sizeof x.err)) != 0) {
+	n = api_split(path, seg, 6);
+	if ((r = api_store_get(a, &x.s, x.err, sizeof x.err)) != 0) {
 		api_error(&x, ERR_STORE, x.err);
 		goto out;
 	}
@@ -881,7 +1095,7 @@ api_handle(struct api *a, const struct api_req *q, struct api_resp *out)
 		api_error(&x, ERR_UNAUTHORIZED, NULL);
 		goto out;
 	}
-	if (n < 2 || n > 5 || strcmp(seg[0], "v1") != 0) {
+	if (n < 2 || n > 6 || strcmp(seg[0], "v1") != 0) {
 		api_error(&x, ERR_NOT_FOUND, "No such API path.");
 		goto out;
 	}
@@ -890,7 +1104,7 @@ out:
 	if (out->body == NULL)
 		api_error(&x, ERR_INTERNAL, NULL);
 	json_decref(x.body);
-	store_free(x.s);
+	api_store_put(x.s);
 	free(path);
 }
 
@@ -962,5 +1176,33 @@ api_idle_sweep(struct api *a, int *stopped)
 out:
 	free(cs);
 	store_free(x.s);
+	return r;
+}
+
+int
+api_cap_sweep(struct api *a, int *revoked, int64_t *next_ms)
+{
+	struct store_cap	*caps = NULL;
+	struct store		*s;
+	char			 err[API_ERRLEN];
+	size_t			 n = 0, i;
+	int			 r;
+
+	*revoked = 0;
+	*next_ms = 0;
+	if ((r = store_open(&s, a->store_url, err, sizeof err)) != 0)
+		return r;
+	if ((r = store_cap_list_dead(s, store_now_ms(), &caps, &n)) != 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (api_cap_revoke(a, s, &caps[i], "expired") == 0)
+			(*revoked)++;
+	r = store_cap_next_expiry(s, next_ms);
+	/* One that failed is retried at the next timer. */
+	if (r == 0 && (size_t)*revoked < n)
+		*next_ms = 0;
+out:
+	api_caps_free(caps, n);
+	store_free(s);
 	return r;
 }

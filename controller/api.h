@@ -9,8 +9,12 @@
  *   GET    /v1/computers                      POST /v1/computers {id?}
  *   GET    /v1/computers/{id}                 DELETE /v1/computers/{id}
  *   POST   /v1/computers/{id}/start|stop
- *   GET    /v1/computers/{id}/activity?after=N&limit=M
+ *   GET    /v1/computers/{id}/activity?after=N&limit=M&wait_ms=W
+ *          (long poll: with nothing after N, answer when an event
+ *          arrives or after W ms, at most API_WAIT_MAX_MS)
  *   GET    /v1/computers/{id}/runs
+ *   POST   /v1/computers/{id}/runs/{lease}/end {outcome}  (G-4: a bot run,
+ *          named by its execution lease, ends succeeded|failed|cancelled)
  *   POST   /v1/computers/{id}/control         {bot, holder?, ttl_ms?}
  *   DELETE /v1/computers/{id}/control/{lease}
  *   POST   /v1/leases                         {computer, bot, holder, ttl_ms?}
@@ -28,12 +32,19 @@
 #include "provider.h"
 
 #define API_MAX_BODY	(1024 * 1024)
+#define API_WAIT_MAX_MS	60000
 
 struct api {
 	const char	*store_url;	/* DATA_DIR or sqlite:PATH */
 	struct provider	*prov;
 	const char	*token;		/* bearer token */
 	int64_t		 idle_ms;	/* SANDBOX_IDLE_MS; 0 = never */
+	/*
+	 * Called (from a request's thread) when a capability was stored
+	 * under a lease that expires at at_ms, so the server's expiry timer
+	 * fires by then.  May be NULL.
+	 */
+	void		(*cap_deadline)(int64_t at_ms);
 };
 
 struct api_req {
@@ -57,6 +68,13 @@ void	api_handle(struct api *a, const struct api_req *q,
 /* Reconciler (C-7) and idle stop (C-6); run periodically by serve. */
 int	api_reconcile(struct api *a, int *changed);
 int	api_idle_sweep(struct api *a, int *stopped);
+/*
+ * Revoke at guestd the capabilities whose lease expired or is gone (C-3,
+ * G-20), also those a previous controller process granted.  *revoked
+ * counts them; *next_ms is the next expiry of a lease holding
+ * capabilities (0: none).
+ */
+int	api_cap_sweep(struct api *a, int *revoked, int64_t *next_ms);
 /* HTTP status for an ERR_* code. */
 int	api_status(int code);
 

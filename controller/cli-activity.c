@@ -1,16 +1,21 @@
 /*
  * rakazoctl activity [--follow]: the computer's computer.command events
- * (G-30), oldest first; --follow keeps asking for newer ones every second.
+ * (G-30), oldest first.  --follow long-polls: each request names the last
+ * event seen and a wait, and the server answers as soon as a newer event is
+ * recorded (or the wait ends, then we ask again), so events show up at
+ * once without a request a second.
  */
 #include "autoconf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "cli-api.h"
+
+/* Below any proxy's idle timeout; the server caps it at 60 s anyway. */
+#define ACTIVITY_WAIT_MS	25000
 
 static void
 activity_print(json_t *e)
@@ -43,7 +48,8 @@ activity_main(int argc, char **argv)
 		return r;
 	for (;;) {
 		snprintf(path, sizeof path, "/v1/computers/%s/activity?"
-		    "after=%lld&limit=1000", o.computer, after);
+		    "after=%lld&limit=1000&wait_ms=%d", o.computer, after,
+		    o.follow ? ACTIVITY_WAIT_MS : 0);
 		if ((r = cliapi_call(&o, "GET", path, NULL, &j)) !=
 		    CLI_EXIT_OK)
 			break;
@@ -60,7 +66,6 @@ activity_main(int argc, char **argv)
 		json_decref(j);
 		if (!o.follow)
 			break;
-		sleep(1);
 	}
 	cliapi_free(&o);
 	return r;

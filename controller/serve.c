@@ -9,6 +9,14 @@
  * the reply.  A maintenance thread runs the reconciler (C-7) and the idle
  * stop (C-6) on a timer.
  *
+ * Capabilities die with their lease (C-3, G-20): a loop timer (lws sul) is
+ * set for the earliest expiry of a lease holding capabilities; when it
+ * fires, a worker revokes the dead ones at guestd and reports the next
+ * expiry, and the loop sets the timer again.  A request that stores a new
+ * capability moves the timer earlier through api.cap_deadline.  The timer
+ * also fires at start-up (a previous process's leases may have lapsed) and
+ * at least every reconcile period (other processes grant too).
+ *
  * Start-up refuses to run without a bearer token or a data directory: a
  * missing credential is a setup failure, never a silent fallback (C-1).
  */
@@ -65,6 +73,14 @@ static struct lws_context	*serve_ctx;
 static struct api		 serve_api;
 static volatile sig_atomic_t	 serve_stop;
 static int64_t			 serve_tick_ms;
+
+/* The capability expiry timer; loop-owned except where noted. */
+static lws_sorted_usec_list_t	 serve_sweep_sul;
+static int64_t			 serve_sweep_at;	/* armed for; 0 none */
+static int			 serve_sweep_running;
+/* Under serve_mu: results of the worker and hints from requests. */
+static int			 serve_sweep_done;
+static int64_t			 serve_sweep_next, serve_sweep_hint;
 
 static void
 serve_job_free(struct serve_job *j)
@@ -158,6 +174,37 @@ serve_hdr(struct lws *wsi, enum lws_token_indexes h)
 	return s;
 }
 
+/*
+ * The query string: lws keeps each argument as a fragment, and
+ * lws_hdr_copy() joins them without their '&', so join them here.
+ */
+static char *
+serve_query(struct lws *wsi)
+{
+	int	 n = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS);
+	int	 i, len = 0, k;
+	char	*s;
+
+	if (n <= 0)
+		return xstrdup("");
+	/* n bytes of arguments, at most n separators, a NUL. */
+	s = xmalloc((size_t)n * 2 + 2);
+	for (i = 0; ; i++) {
+		if (len > 0)
+			s[len++] = '&';
+		k = lws_hdr_copy_fragment(wsi, s + len, n * 2 + 2 - len,
+		    WSI_TOKEN_HTTP_URI_ARGS, i);
+		if (k < 0) {
+			if (len > 0)
+				len--;
+			break;
+		}
+		len += k;
+	}
+	s[len] = '\0';
+	return s;
+}
+
 static struct serve_job *
 serve_job_new(struct lws *wsi, const char *uri)
 {
@@ -180,7 +227,7 @@ serve_job_new(struct lws *wsi, const char *uri)
 			break;
 		}
 	j->path = xstrdup(uri);
-	j->query = serve_hdr(wsi, WSI_TOKEN_HTTP_URI_ARGS);
+	j->query = serve_query(wsi);
 	j->auth = serve_hdr(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
 	return j;
 }
@@ -226,6 +273,100 @@ serve_write(struct lws *wsi, struct serve_pss *pss)
 	if (r < 0)
 		return -1;
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+/* ---- capability expiry (loop timer) ---------------------------------- */
+
+static void	serve_sweep_fire(lws_sorted_usec_list_t *sul);
+
+/* Loop thread: make the timer fire by at (ms, store clock). */
+static void
+serve_sweep_arm(int64_t at)
+{
+	int64_t	 now = store_now_ms();
+
+	if (at <= 0 || at > now + serve_tick_ms)
+		at = now + serve_tick_ms;
+	if (serve_sweep_at != 0 && serve_sweep_at <= at)
+		return;
+	serve_sweep_at = at;
+	/* +1 ms: the sweep compares expires_ms <= now. */
+	lws_sul_schedule(serve_ctx, 0, &serve_sweep_sul, serve_sweep_fire,
+	    (at > now ? at - now + 1 : 1) * LWS_US_PER_MS);
+}
+
+static void *
+serve_sweep_worker(void *arg)
+{
+	int64_t	 next = 0;
+	int	 n = 0;
+
+	(void)arg;
+	if (api_cap_sweep(&serve_api, &n, &next) == 0 && n > 0)
+		log_info("control.expired", "revoked=%d", n);
+	pthread_mutex_lock(&serve_mu);
+	serve_sweep_next = next;
+	serve_sweep_done = 1;
+	pthread_mutex_unlock(&serve_mu);
+	lws_cancel_service(serve_ctx);
+	return NULL;
+}
+
+/* The timer: revoking talks to guestd, so a worker does it. */
+static void
+serve_sweep_fire(lws_sorted_usec_list_t *sul)
+{
+	pthread_attr_t	 at;
+	pthread_t	 t;
+	int		 r;
+
+	(void)sul;
+	serve_sweep_at = 0;
+	if (serve_sweep_running)
+		return;		/* its completion re-arms */
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	r = pthread_create(&t, &at, serve_sweep_worker, NULL);
+	pthread_attr_destroy(&at);
+	if (r == 0)
+		serve_sweep_running = 1;
+	else
+		serve_sweep_arm(0);
+}
+
+/* Called from request threads (api.cap_deadline). */
+static void
+serve_cap_deadline(int64_t at_ms)
+{
+	pthread_mutex_lock(&serve_mu);
+	if (serve_sweep_hint == 0 || at_ms < serve_sweep_hint)
+		serve_sweep_hint = at_ms;
+	pthread_mutex_unlock(&serve_mu);
+	lws_cancel_service(serve_ctx);
+}
+
+/* Loop side of a wake-up: a finished sweep or a new deadline. */
+static void
+serve_sweep_collect(void)
+{
+	int64_t	 next = 0, hint;
+	int	 done;
+
+	pthread_mutex_lock(&serve_mu);
+	done = serve_sweep_done;
+	if (done) {
+		serve_sweep_done = 0;
+		next = serve_sweep_next;
+	}
+	hint = serve_sweep_hint;
+	serve_sweep_hint = 0;
+	pthread_mutex_unlock(&serve_mu);
+	if (done) {
+		serve_sweep_running = 0;
+		serve_sweep_arm(next);
+	}
+	if (hint != 0)
+		serve_sweep_arm(hint);
 }
 
 /* Loop side of a wake-up: reply where a worker finished. */
@@ -324,6 +465,8 @@ serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		return 0;
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		serve_collect();
+		if (serve_ctx != NULL)
+			serve_sweep_collect();
 		return 0;
 	default:
 		break;
@@ -513,6 +656,7 @@ serve_main(int argc, char **argv)
 	serve_api.prov = prov;
 	serve_api.token = tok;
 	serve_api.idle_ms = idle_ms;
+	serve_api.cap_deadline = serve_cap_deadline;
 	serve_tick_ms = reconcile_ms;
 	if (idle_ms > 0 && idle_ms / 4 < serve_tick_ms)
 		serve_tick_ms = idle_ms / 4 > 100 ? idle_ms / 4 : 100;
@@ -547,6 +691,8 @@ serve_main(int argc, char **argv)
 	}
 	if (pthread_create(&mt, NULL, serve_maintenance, NULL) == 0)
 		mt_ok = 1;
+	/* Now: capabilities of leases that lapsed while no one watched. */
+	serve_sweep_arm(store_now_ms());
 	while (!serve_stop)
 		if (lws_service(serve_ctx, 0) < 0)
 			break;

@@ -17,6 +17,7 @@ struct store_ops {
 	int	(*begin)(void *impl);
 	int	(*commit)(void *impl);
 	void	(*rollback)(void *impl);
+	int	(*in_tx)(void *impl);
 	int	(*computer_create)(void *, const struct store_computer *);
 	int	(*computer_get)(void *, const char *, struct store_computer *);
 	int	(*computer_update)(void *, const struct store_computer *);

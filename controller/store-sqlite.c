@@ -303,6 +303,12 @@ sq_rollback(void *impl)
 	sq_exec(((struct sq *)impl)->db, "ROLLBACK");
 }
 
+static int
+sq_in_tx(void *impl)
+{
+	return !sqlite3_get_autocommit(((struct sq *)impl)->db);
+}
+
 /* ---- computers ----------------------------------------------------------- */
 
 #define SQ_COMPUTER_COLS \
@@ -395,6 +401,10 @@ sq_computer_delete(void *impl, const char *id)
 	if (r == 0)
 		r = sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM leases "
 		    "WHERE computer = ?", "s", id), &r);
+	/* Its guestd is gone with it, and so are the capabilities. */
+	if (r == 0)
+		r = sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM "
+		    "capabilities WHERE computer = ?", "s", id), &r);
 	if (r == 0) {
 		r = sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM "
 		    "computers WHERE id = ?", "s", id), &r);
@@ -850,6 +860,7 @@ const struct store_ops store_sqlite_ops = {
 	.begin = sq_begin,
 	.commit = sq_commit,
 	.rollback = sq_rollback,
+	.in_tx = sq_in_tx,
 	.computer_create = sq_computer_create,
 	.computer_get = sq_computer_get,
 	.computer_update = sq_computer_update,

@@ -96,6 +96,7 @@ store_health(struct store *s)
 int store_begin(struct store *s) { return s->ops->begin(s->impl); }
 int store_commit(struct store *s) { return s->ops->commit(s->impl); }
 void store_rollback(struct store *s) { s->ops->rollback(s->impl); }
+int store_in_tx(struct store *s) { return s->ops->in_tx(s->impl); }
 
 int
 store_computer_create(struct store *s, const struct store_computer *c)

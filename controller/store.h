@@ -87,6 +87,8 @@ int	 store_health(struct store *s);
 int	 store_begin(struct store *s);
 int	 store_commit(struct store *s);
 void	 store_rollback(struct store *s);
+/* 1 while a transaction is open (a handle must not be reused then). */
+int	 store_in_tx(struct store *s);
 
 /* Computers.  create fails with ERR_EXISTS. */
 int	 store_computer_create(struct store *s, const struct store_computer *c);

@@ -90,3 +90,26 @@ ctl_events() {
 	python3 -c 'import json,sys
 print(len(json.load(open(sys.argv[1]))["events"]))' "$T/api.out"
 }
+
+# ctl_guest COMPUTER OP [JSON]: a control-channel call straight to the
+# computer's guestd, as the controller makes it; prints the reply or error.
+ctl_guest() {
+	_gp=$(sed -n 's/.*event=guestd.listening.* port=\([0-9]*\).*/\1/p' \
+	    "$CTL_DATA/computers/$1/guestd.log" | tail -1)
+	[ -n "$_gp" ] || t_fail "no guestd port in the log of $1"
+	"$RAKAZOCTL" guest --url "ws://127.0.0.1:$_gp" \
+	    --secret-file "$CTL_DATA/computers/$1/secret" call "$2" \
+	    "${3:-{\}}" 2>&1
+}
+
+# ctl_wait_log PATTERN COUNT [SECONDS]: wait until the serve log has COUNT
+# lines matching PATTERN (a condition, bounded; not a sleep).
+ctl_wait_log() {
+	_i=0
+	while [ "$(grep -c -- "$1" "$CTL_LOG")" -lt "$2" ]; do
+		_i=$((_i + 1))
+		[ "$_i" -le $(( ${3:-10} * 20 )) ] ||
+		    t_fail "no \"$1\" (x$2) in the serve log"
+		sleep 0.05
+	done
+}

@@ -1,0 +1,72 @@
+#!/bin/bash
+# The controller's cost (issue 5, item 12): rakazoctl serve with the local
+# provider and real guestd, and in the same run the same operations sent
+# straight to that computer's guestd over one control connection:
+#   - unchanged observe: computer_observe vs display.observe, since_frame;
+#   - shell `true` vs exec `true`;
+#   - lease acquire+release pairs from two processes at once;
+#   - 20 bots acting at once (computer_act move, 20 parallel clients).
+# The timer is bench/ctl-rtt (make benchmarks).  Needs Xvfb.
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+N=${BENCH_N:-500}
+LEASES=${BENCH_LEASES:-500}
+BOTS=${BENCH_BOTS:-20}
+ACTS=${BENCH_ACTS:-50}
+CTLRTT=${CTLRTT:-$B_BUILD/bench/ctl-rtt}
+[ -x "$CTLRTT" ] || b_die "no $CTLRTT: run make benchmarks"
+command -v Xvfb >/dev/null || b_die "needs Xvfb"
+
+DATA="$B_T/data"
+TOK="$B_T/api-token"
+head -c 24 /dev/urandom | base64 | tr '+/' '-_' > "$TOK"
+chmod 600 "$TOK"
+mkfifo "$B_T/ctl-ready"
+"$RAKAZOCTL" serve --listen 127.0.0.1:0 --data-dir "$DATA" \
+    --token-file "$TOK" --guestd "$GUESTD" --ready-file "$B_T/ctl-ready" \
+    --log-level warn >"$B_T/guestd-serve.log" 2>&1 &
+B_PID[serve]=$!
+exec 5<>"$B_T/ctl-ready"
+read -t 30 -r PORT <&5 || b_die "rakazoctl serve did not start"
+exec 5<&-
+URL="http://127.0.0.1:$PORT"
+curl -s -o /dev/null -H "Authorization: Bearer $(cat "$TOK")" \
+    --data-binary '{"id":"bench","start":true}' "$URL/v1/computers"
+GPORT=$(sed -n 's/.*event=guestd.listening.* port=\([0-9]*\).*/\1/p' \
+    "$DATA/computers/bench/guestd.log" | head -1)
+[ -n "$GPORT" ] || b_die "no guestd port"
+stop_guestds() {
+	local d
+	for d in /proc/[0-9]*; do
+		if { tr '\0' ' ' < "$d/cmdline"; } 2>/dev/null |
+		    grep -q -- "--workspace $DATA/computers/"; then
+			kill "${d#/proc/}" 2>/dev/null
+		fi
+	done
+}
+trap 'stop_guestds; b_cleanup' EXIT
+
+echo "== per-call overhead (N=$N, one connection each side)"
+"$CTLRTT" overhead "$URL" "$TOK" "ws://127.0.0.1:$GPORT" \
+    "$DATA/computers/bench/secret" bench "$N" || b_die "overhead run failed"
+
+echo "== lease acquire+release, two processes at once ($LEASES pairs each)"
+t0=${EPOCHREALTIME/./}
+"$CTLRTT" lease "$URL" "$TOK" bench lb1 "$LEASES" > "$B_T/l1" &
+p1=$!
+"$CTLRTT" lease "$URL" "$TOK" bench lb2 "$LEASES" > "$B_T/l2" &
+p2=$!
+wait "$p1" && wait "$p2" || b_die "lease run failed"
+t1=${EPOCHREALTIME/./}
+cat "$B_T/l1" "$B_T/l2"
+awk -v n=$((2 * LEASES)) -v us=$((t1 - t0)) 'BEGIN {
+	printf "both: %d pairs in %.3fs (%.0f pairs/s)\n", n, us / 1e6,
+	    n / (us / 1e6) }'
+"$CTLRTT" lease "$URL" "$TOK" bench lb3 "$LEASES" > "$B_T/l3" ||
+    b_die "lease run failed"
+printf 'one process alone: '
+cat "$B_T/l3"
+
+echo "== $BOTS bots acting at once ($ACTS moves each)"
+"$CTLRTT" act "$URL" "$TOK" bench "$BOTS" "$ACTS" || b_die "act run failed"
