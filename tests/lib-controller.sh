@@ -6,6 +6,10 @@
 # private data directory in their command lines) are stopped.
 
 CTL_DATA="$T/data"
+# Display slots of our own, inherited by the guestd the provider starts, so
+# parallel tests do not race for :1.
+GUESTD_DISPLAY_FIRST=${GUESTD_DISPLAY_FIRST:-$((200 + $$ % 500))}
+export GUESTD_DISPLAY_FIRST
 CTL_TOKEN="$T/api-token"
 CTL_LOG="$T/serve.log"
 CTL_PID=""
