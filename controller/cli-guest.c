@@ -1437,6 +1437,38 @@ guest_screen_url(struct guest *g, int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
+/*
+ * term-url TOKEN: where the terminal of a control capability (from
+ * `screen-url BOT --control`) is reached; the token is checked by guestd
+ * when a terminal connects, not here.
+ */
+static int
+guest_term_url(struct guest *g, int argc, char **argv)
+{
+	char	 host[256];
+	int64_t	 gwport;
+	int	 r;
+
+	if (argc != 2 || argv[1][0] == '\0' || strspn(argv[1],
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789-_") != strlen(argv[1]) ||
+	    guest_url_host(g->url, host, sizeof(host)) != 0)
+		return guest_usage("term-url", "TOKEN");
+	if ((r = guest_connect(g)) != 0)
+		return r;
+	gwport = json_integer_value(json_object_get(gclient_hello(g->c),
+	    "gateway_port"));
+	if (gwport <= 0) {
+		cli_error("guestd runs no screen gateway (start it with "
+		    "--gateway ADDR:PORT)");
+		return CLI_EXIT_ERROR;
+	}
+	printf("ws://%s:%" PRId64 "/term/%s\n", host, gwport, argv[1]);
+	printf("http://%s:%" PRId64 "/term.html?token=%s\n", host, gwport,
+	    argv[1]);
+	return CLI_EXIT_OK;
+}
+
 static int
 guest_revoke(struct guest *g, int argc, char **argv)
 {
@@ -1444,6 +1476,81 @@ guest_revoke(struct guest *g, int argc, char **argv)
 		return guest_usage("revoke", "TOKEN");
 	return guest_simple(g, "capability.revoke", json_pack("{s:s}",
 	    "token", argv[1]), 1);
+}
+
+/* ---- browser and page tools (G-21, G-24) --------------------------------- */
+
+/* browser BOT [URL]: open (or focus) the bot's browser. */
+static int
+guest_browser(struct guest *g, int argc, char **argv)
+{
+	if (argc < 2 || argc > 3)
+		return guest_usage("browser", "BOT [URL]");
+	g->bot = argv[1];
+	return guest_simple(g, "browser.open", argc == 3 ?
+	    json_pack("{s:s}", "url", argv[2]) : NULL, 1);
+}
+
+static int
+guest_page_navigate(struct guest *g, int argc, char **argv)
+{
+	if (argc != 3)
+		return guest_usage("page-navigate", "BOT URL");
+	g->bot = argv[1];
+	return guest_simple(g, "page.navigate", json_pack("{s:s}", "url",
+	    argv[2]), 1);
+}
+
+static int
+guest_page_snapshot(struct guest *g, int argc, char **argv)
+{
+	if (argc != 2)
+		return guest_usage("page-snapshot", "BOT");
+	g->bot = argv[1];
+	return guest_simple(g, "page.snapshot", NULL, 1);
+}
+
+/* page-act BOT JSON: JSON is the steps array or {"steps": [...]}. */
+static int
+guest_page_act(struct guest *g, int argc, char **argv)
+{
+	struct guest_act	 a;
+	json_error_t		 je;
+	json_t			*j;
+	int			 r;
+
+	if (argc != 3)
+		return guest_usage("page-act", "BOT 'JSON-STEPS'");
+	j = json_loads(argv[2], JSON_REJECT_DUPLICATES, &je);
+	if (json_is_array(j))
+		j = json_pack("{s:o}", "steps", j);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		cli_error("JSON-STEPS must be an array of steps or "
+		    "{\"steps\": [...]}");
+		return guest_usage("page-act", "BOT 'JSON-STEPS'");
+	}
+	g->bot = argv[1];
+	if ((r = guest_connect(g)) != 0) {
+		json_decref(j);
+		return r;
+	}
+	/* As act: a failure's progress (completed, uncertain, fallback)
+	 * goes to standard output as JSON. */
+	memset(&a, 0, sizeof(a));
+	if (gclient_request(g->c, "page.act", guest_args(g, j),
+	    guest_act_reply, NULL, &a) == 0)
+		return guest_conn_failed(g, ERR_PEER_GONE);
+	if ((r = gclient_run(g->c, &a.done, 0)) != 0)
+		return guest_conn_failed(g, r);
+	if (!json_is_true(json_object_get(a.reply, "ok"))) {
+		guest_act_error(a.reply);
+		json_decref(a.reply);
+		return CLI_EXIT_ERROR;
+	}
+	guest_print_json(json_object_get(a.reply, "result"));
+	json_decref(a.reply);
+	return CLI_EXIT_OK;
 }
 
 static const struct guest_verb guest_verbs[] = {
@@ -1468,6 +1575,11 @@ static const struct guest_verb guest_verbs[] = {
 	{ "call", "OP [JSON-ARGS]", guest_call_verb },
 	{ "screen-url", "BOT [--control] [--ttl SECONDS]", guest_screen_url },
 	{ "revoke", "TOKEN", guest_revoke },
+	{ "term-url", "TOKEN", guest_term_url },
+	{ "browser", "BOT [URL]", guest_browser },
+	{ "page-navigate", "BOT URL", guest_page_navigate },
+	{ "page-snapshot", "BOT", guest_page_snapshot },
+	{ "page-act", "BOT 'JSON-STEPS'", guest_page_act },
 };
 
 #define GUEST_NVERBS	(sizeof(guest_verbs) / sizeof(guest_verbs[0]))

@@ -11,8 +11,9 @@
  *                  on 127.0.0.1:<GUESTD_CDP_BASE (9221) + display number>
  *                  and session restore on.  A running browser is focused
  *                  (and navigated when url is given) instead.  proxy sets
- *                  the bot's upstream proxy for this and later opens (null
- *                  clears it); credentials go only to the relay (relay.h).
+ *                  the bot's upstream proxy from the browser's next start
+ *                  on (null clears it; absent keeps it); credentials go
+ *                  only to the relay (relay.h) and live in memory only.
  *  browser.close   {bot, fence} (mutating) -> {bot, closed, how:"cdp"|
  *                  "term"|"kill"|"none"}
  *                  Browser.close over CDP, then SIGTERM, then SIGKILL to

@@ -56,6 +56,7 @@ struct capability {
 };
 
 static struct capability	*cap_list;
+static void			(*cap_revoke_hook)(const struct capability *);
 static char			 cap_dir[PATH_MAX];
 
 static void	cap_revoke(struct capability *, const char *);
@@ -150,6 +151,18 @@ capability_socket(const struct capability *cap)
 	return cap->sun.sun_path;
 }
 
+const char *
+capability_bot(const struct capability *cap)
+{
+	return cap->bot;
+}
+
+void
+capability_on_revoke(void (*fn)(const struct capability *))
+{
+	cap_revoke_hook = fn;
+}
+
 /* ---- the per-capability socket ------------------------------------------ */
 
 static void
@@ -239,6 +252,8 @@ cap_revoke(struct capability *cap, const char *reason)
 	}
 	/* Websockets first (closed_by revoked), then the RFB side. */
 	gateway_drop(cap);
+	if (cap_revoke_hook != NULL)
+		cap_revoke_hook(cap);	/* its terminals (pty.c, G-20) */
 	rfb_drop_owner(d, cap);
 	log_info("screen.capability.revoked", "id=%s policy=%s reason=%s",
 	    cap->id, cap->control ? "control" : "view", reason);

@@ -45,6 +45,14 @@ int			 capability_control(const struct capability *cap);
 const char		*capability_id(const struct capability *cap);
 /* Path of its Unix socket. */
 const char		*capability_socket(const struct capability *cap);
+/* The bot whose display it reaches. */
+const char		*capability_bot(const struct capability *cap);
+/*
+ * fn(cap) runs whenever a capability goes away (revoked, expired, display
+ * closed), after its viewers are dropped: main.c hands it pty_drop.
+ */
+void			 capability_on_revoke(
+			    void (*fn)(const struct capability *));
 
 /* 1 when s (length n) has the shape of a token (length, alphabet). */
 int	capability_token_wellformed(const char *s, size_t n);

@@ -770,7 +770,7 @@ exec_env_check(json_t *env, char *detail, size_t detaillen)
 	return 0;
 }
 
-static void
+void
 exec_env_free(char **envp)
 {
 	size_t	 i;
@@ -834,6 +834,16 @@ exec_env_build(const struct exec_args *a)
 			exec_env_set(envp, &n, k, json_string_value(v));
 	envp[n] = NULL;
 	return envp;
+}
+
+char **
+exec_env_new(const char *bot)
+{
+	struct exec_args	a;
+
+	memset(&a, 0, sizeof a);
+	a.bot = bot;
+	return exec_env_build(&a);
 }
 
 /* Open the directory the command starts in; fd or ERR_*. */

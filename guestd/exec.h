@@ -14,4 +14,9 @@ int	exec_op_run(struct control_conn *, uint32_t, json_t *, char *, size_t);
 int	exec_op_cancel(struct control_conn *, uint32_t, json_t *, char *, size_t);
 unsigned exec_running(void);
 
+/* The environment of the bot's shell tool (bot may be NULL), for the
+ * terminal (pty.c); free with exec_env_free(). */
+char	**exec_env_new(const char *bot);
+void	  exec_env_free(char **envp);
+
 #endif

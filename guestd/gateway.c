@@ -40,6 +40,7 @@
 #include "gateway.h"
 #include "log.h"
 #include "loop.h"
+#include "pty.h"
 #include "rfb.h"
 #include "token.h"
 
@@ -61,6 +62,7 @@ struct gateway_conn {
 	uint64_t		 start_ms;
 	enum gw_closer		 closed_by;
 	int			 up_seen;	/* upstream sent its first byte */
+	size_t			 ver_out;	/* server version bytes sent on */
 
 	struct loop_fd		*up;
 	uint8_t			*out;		/* LWS_PRE + GW_CHUNK */
@@ -74,6 +76,8 @@ struct gateway_conn {
 	size_t			 pendlen, pendoff, pendcap;
 	int			 rx_paused;
 	int			 req_inflight;	/* an update request unanswered */
+	uint8_t			 stash[10];	/* the request waiting for it */
+	int			 stashed;
 
 	struct gateway_conn	*next;
 };
@@ -82,6 +86,8 @@ static struct lws_vhost		*gw_vh;
 static int			 gw_port_bound;
 static char			 gw_page_dir[PATH_MAX];
 static char			 gw_novnc_dir[PATH_MAX] = "/usr/share/novnc";
+static char			 gw_term_dir[PATH_MAX];
+static gateway_term_fn		 gw_term_cb;
 static struct gateway_conn	*gw_conns;
 static unsigned			 gw_nconns;
 
@@ -265,6 +271,15 @@ gw_flush_in(struct gateway_conn *g)
 		gw_rx_pause(g, 1);
 		return;
 	}
+	if (g->stashed && !g->req_inflight && gw_up_backlog(g) <= GW_BACKLOG) {
+		g->stashed = 0;
+		g->req_inflight = 1;
+		gw_pend_add(g, g->stash, sizeof g->stash);
+		if (!gw_write_up(g)) {
+			gw_rx_pause(g, 1);
+			return;
+		}
+	}
 	while (used < g->inlen) {
 		if (gw_up_backlog(g) > GW_BACKLOG) {
 			held = 1;
@@ -279,12 +294,23 @@ gw_flush_in(struct gateway_conn *g)
 			    "protocol_error");
 			return;
 		}
-		if (type == 3 && g->req_inflight) {
-			/* One update request at a time: the next waits for the
-			 * answer to start, so a viewer asking for many frames
-			 * without reading never has more than one coming. */
-			held = 1;
-			break;
+		if (type == 3 && g->req_inflight &&
+		    len == (ssize_t)sizeof g->stash) {
+			/*
+			 * One update request at a time: one asked while
+			 * another is unanswered waits aside until the answer
+			 * starts (gw_up_cb), so a viewer asking for many
+			 * frames without reading has one coming at most.
+			 * Only the latest waits (a full one wins over an
+			 * incremental one), and what follows it (input, the
+			 * close) is not held behind it: the answer may only
+			 * come when the screen changes.
+			 */
+			if (!g->stashed || g->stash[1] != 0)
+				memcpy(g->stash, g->in + used, sizeof g->stash);
+			g->stashed = 1;
+			used += (size_t)len;
+			continue;
 		}
 		if (type == 3)
 			g->req_inflight = 1;
@@ -300,6 +326,9 @@ gw_flush_in(struct gateway_conn *g)
 				gw_close(g, GW_BY_CLIENT);
 				return;
 			}
+			/* The security types may come now (gw_up_want). */
+			if (g->outlen == 0)
+				loop_fd_want_read(g->up, 1);
 		} else if (!(g->control == 0 && rfb_msg_is_input(type)))
 			gw_pend_add(g, g->in + used, (size_t)len);
 		used += (size_t)len;
@@ -337,11 +366,28 @@ gw_on_receive(struct gateway_conn *g, const void *in, size_t len)
 
 /* ---- RFB -> browser ------------------------------------------------------ */
 
+/*
+ * How much of upstream to read now.  The browser's ProtocolVersion was
+ * pre-fed, so libvncserver answers with its security types at once; a
+ * viewer must not get them in the same websocket message as the server's
+ * version (noVNC 1.3 handles one handshake step per message and would
+ * wait forever), so after the server's version nothing more is read
+ * until the browser's own version has come.
+ */
+static size_t
+gw_up_want(const struct gateway_conn *g)
+{
+	if (g->version_seen)
+		return GW_CHUNK;
+	return g->ver_out < RFB_VERSION_LEN ? RFB_VERSION_LEN - g->ver_out : 0;
+}
+
 static void
 gw_up_cb(struct loop_fd *lf, int events, void *arg)
 {
 	struct gateway_conn	*g = arg;
 	ssize_t			 n;
+	size_t			 want;
 
 	if (events & LOOP_HUP) {
 		g->up = NULL;	/* the loop frees it after this callback */
@@ -355,13 +401,21 @@ gw_up_cb(struct loop_fd *lf, int events, void *arg)
 	}
 	if (!(events & LOOP_READ) || g->outlen > 0)
 		return;
-	n = read(loop_fd_get(lf), g->out + LWS_PRE, GW_CHUNK);
+	if ((want = gw_up_want(g)) == 0) {
+		loop_fd_want_read(lf, 0);
+		return;
+	}
+	n = read(loop_fd_get(lf), g->out + LWS_PRE, want);
 	if (n > 0) {
 		g->up_seen = 1;
+		if (!g->version_seen)
+			g->ver_out += (size_t)n;
 		g->outlen = (size_t)n;
 		/* One chunk in flight: read again once it is written. */
 		loop_fd_want_read(lf, 0);
 		lws_callback_on_writable(g->wsi);
+		/* The answer started: a waiting request may go up once
+		 * the backlog allows (gw_flush_in, after this chunk). */
 		g->req_inflight = 0;
 	} else if (n == 0 || (errno != EAGAIN && errno != EINTR))
 		gw_close(g, GW_BY_UPSTREAM);
@@ -378,9 +432,9 @@ gw_writeable(struct gateway_conn *g)
 	}
 	if (g->up == NULL)
 		return g->closed_by != GW_BY_NONE ? -1 : 0;
-	loop_fd_want_read(g->up, 1);
+	loop_fd_want_read(g->up, gw_up_want(g) > 0);
 	/* Room downstream may unblock held requests. */
-	if (g->inlen > 0)
+	if (g->inlen > 0 || g->stashed)
 		gw_flush_in(g);
 	return 0;
 }
@@ -605,6 +659,18 @@ gateway_set_novnc(const char *dir)
 	snprintf(gw_novnc_dir, sizeof gw_novnc_dir, "%s", dir);
 }
 
+void
+gateway_set_term_assets(const char *dir)
+{
+	snprintf(gw_term_dir, sizeof gw_term_dir, "%s", dir);
+}
+
+void
+gateway_set_term(gateway_term_fn fn)
+{
+	gw_term_cb = fn;
+}
+
 static int
 gw_serve_memory(struct lws *wsi, const char *body, size_t len,
     const char *mime)
@@ -698,7 +764,9 @@ gw_http(struct lws *wsi, const char *uri)
 	if (strncmp(uri, "/novnc/", 7) == 0) {
 		dir = gw_novnc_dir;
 		uri += 6;
-	}
+	} else if (strcmp(uri, "/term.html") == 0 ||
+	    strncmp(uri, "/xterm/", 7) == 0)
+		dir = gw_term_dir;	/* the terminal page (pty.h) */
 	if (dir[0] == '\0' || snprintf(path, sizeof path, "%s%s", dir, uri) >=
 	    (int)sizeof path || stat(path, &st) == -1 || !S_ISREG(st.st_mode)) {
 		if (strcmp(uri, "/embed.html") == 0 && dir == gw_page_dir)
@@ -732,7 +800,12 @@ gw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     void *in, size_t len)
 {
 	struct gateway_conn	*g = user;
+	int			 r;
 
+	/* /term/<token> websockets belong to the terminal (pty.c). */
+	if (gw_term_cb != NULL &&
+	    (r = gw_term_cb(wsi, (int)reason, in, len)) != PTY_PASS)
+		return r;
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		return gw_filter(g, wsi);

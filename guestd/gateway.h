@@ -29,6 +29,8 @@
 #ifndef GUESTD_GATEWAY_H
 #define GUESTD_GATEWAY_H
 
+#include <stddef.h>
+
 struct capability;
 struct lws_context;
 
@@ -40,6 +42,19 @@ int	 gateway_start(struct lws_context *ctx, const char *host, int port,
 	    const char *page_dir);
 /* Where /novnc/ comes from (default /usr/share/novnc, Debian's novnc). */
 void	 gateway_set_novnc(const char *dir);
+/*
+ * Where the terminal page comes from (pty.h): DIR/term.html is served at
+ * /term.html and DIR/xterm/<file> at /xterm/<file>.
+ */
+void	 gateway_set_term_assets(const char *dir);
+/*
+ * Offer every gateway callback to fn first (pty_gateway_cb: the /term/
+ * websockets); PTY_PASS from it means "not mine".  main.c sets it.
+ */
+struct lws;
+typedef int	(*gateway_term_fn)(struct lws *wsi, int reason, void *in,
+		    size_t len);
+void	 gateway_set_term(gateway_term_fn fn);
 /* The bound port, 0 when the gateway is off. */
 int	 gateway_port(void);
 /* Close every websocket of cap now (closed_by revoked). */

@@ -26,6 +26,7 @@
 #include <libwebsockets.h>
 
 #include "capability.h"
+#include "browser.h"
 #include "compat.h"
 #include "config.h"
 #include "control.h"
@@ -35,6 +36,7 @@
 #include "loop.h"
 #include "ops.h"
 #include "gateway.h"
+#include "pty.h"
 #include "rfb.h"
 #include "token.h"
 
@@ -54,6 +56,10 @@ static int64_t		 main_exec_max_running = 64;
 static const char	*main_gateway;
 static const char	*main_gateway_pages;
 static const char	*main_novnc;
+#ifndef GUESTD_TERM_DIR
+#define GUESTD_TERM_DIR	"/usr/share/rakazo-computer/term"
+#endif
+static const char	*main_term_assets = GUESTD_TERM_DIR;
 static const char	*main_compat;
 static const char	*main_debug_vnc;
 static int64_t		 main_debug_vnc_base = 5900;
@@ -95,6 +101,9 @@ static const struct config_opt main_opts[] = {
 	  "directory of static files the gateway serves (embed.html, noVNC)" },
 	{ "novnc", "GUESTD_NOVNC", CONFIG_STR, &main_novnc, 0, 0,
 	  "noVNC directory served at /novnc/ (default /usr/share/novnc)" },
+	{ "term-assets", "GUESTD_TERM_ASSETS", CONFIG_STR, &main_term_assets,
+	  0, 0, "terminal page directory: term.html and xterm/ (default "
+	  GUESTD_TERM_DIR ")" },
 	{ "compat", "GUESTD_COMPAT", CONFIG_STR, &main_compat, 0, 0,
 	  "ADDR:PORT of the drop-in POST /v1/desktop server (G-33; usually "
 	  "port 7070; off unless given)" },
@@ -384,6 +393,7 @@ main(int argc, char **argv)
 		main_die("cannot listen on %s", main_listen);
 	loop_init(ctx, vh);
 	capability_init();
+	capability_on_revoke(pty_drop);
 	if (main_gateway != NULL) {
 		char	gwhost[256];
 		int	gwport = 6080;
@@ -396,6 +406,8 @@ main(int argc, char **argv)
 			    main_gateway);
 		if (main_novnc != NULL)
 			gateway_set_novnc(main_novnc);
+		gateway_set_term_assets(main_term_assets);
+		gateway_set_term(pty_gateway_cb);
 		if (gateway_start(ctx, gwhost, gwport, main_gateway_pages) != 0)
 			main_die("cannot start the gateway on %s", main_gateway);
 	}
@@ -418,6 +430,8 @@ main(int argc, char **argv)
 	loop_run();
 
 	log_info("guestd.stopping", "connections=%u", control_count());
+	/* Browsers first, while their X servers still run (G-21). */
+	browser_shutdown();
 	control_close_all();
 	lws_context_destroy(ctx);
 	return 0;

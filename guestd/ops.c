@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "capability.h"
+#include "browser.h"
+#include "page.h"
 #include "act.h"
 #include "control.h"
 #include "display.h"
@@ -46,6 +48,13 @@ const struct control_op ops_table[] = {
 	{ "display.act",	act_op,			1 },
 	{ "capability.grant",	capability_op_grant,	1 },
 	{ "capability.revoke",	capability_op_revoke,	1 },
+	{ "browser.open",	browser_op_open,	1 },
+	{ "browser.close",	browser_op_close,	1 },
+	{ "browser.quiesce",	browser_op_quiesce,	0 },
+	{ "browser.list",	browser_op_list,	0 },
+	{ "page.navigate",	page_op_navigate,	1 },
+	{ "page.snapshot",	page_op_snapshot,	0 },
+	{ "page.act",		page_op_act,		1 },
 };
 const size_t ops_count = sizeof ops_table / sizeof ops_table[0];
 

@@ -41,6 +41,7 @@
 #include "err.h"
 #include "guestd.h"
 #include "log.h"
+#include "browser.h"
 #include "loop.h"
 #include "proto.h"
 #include "workspace.h"
@@ -1507,6 +1508,9 @@ static const struct control_stream_ops ws_export_ops = {
 	ws_export_resume, ws_export_data, ws_job_abort
 };
 
+/* Set while browser_quiesce_then() runs the export (no second quiesce). */
+static int	ws_quiesced;
+
 int
 workspace_op_export(struct control_conn *c, uint32_t id, json_t *args,
     char *detail, size_t detaillen)
@@ -1516,6 +1520,15 @@ workspace_op_export(struct control_conn *c, uint32_t id, json_t *args,
 
 	if (args != NULL && !json_is_object(args))
 		return ERR_BAD_REQUEST;
+	/* G-25: profiles copy consistently only with their browsers closed;
+	 * this op runs again once they are. */
+	if (!ws_quiesced) {
+		ws_quiesced = 1;
+		r = browser_quiesce_then(c, id, args, detail, detaillen,
+		    workspace_op_export);
+		ws_quiesced = 0;
+		return r;
+	}
 	if ((r = ws_pipe(p)) != 0)
 		return r;
 	j = ws_job_new(c, id, 0);

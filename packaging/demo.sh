@@ -11,6 +11,8 @@
 #   RAKAZO_DEMO_DIR    data dir (kept on exit); default: a temp dir, removed
 #   RAKAZO_DEMO_PORT   loopback port; default: any free one
 #   RAKAZO_DEMO_USER   user guestd becomes when started as root (nobody)
+#   RAKAZO_DEMO_GATEWAY_PORT  loopback port of the screen gateway (the
+#                      screen and terminal pages); default: any free one
 #   RAKAZO_BUILD_DIR   build tree (default build/)
 set -euo pipefail
 
@@ -87,6 +89,8 @@ mkfifo -m 600 "$D/ready"
 [ "$(id -u)" -ne 0 ] || chown "$RUN_AS" "$D/ready"
 "$GUESTD" --listen "127.0.0.1:$PORT" --secret-file "$SECRET" \
     --workspace "$WS" --ready-file "$D/ready" --log-level info \
+    --gateway "127.0.0.1:${RAKAZO_DEMO_GATEWAY_PORT:-0}" \
+    --term-assets "$BUILD/term-assets" \
     "${USER_ARGS[@]}" >"$LOG" 2>&1 &
 GUESTD_PID=$!
 # guestd writes its port into the FIFO once it listens; if it dies first,
@@ -126,6 +130,28 @@ else
 	exit 1
 fi
 rk ls demo
+
+# Take control of bot alice's screen; the same control token opens shells
+# in the browser next to it (the terminal page).
+GW_PORT=$(sed -n 's/.*event=gateway.listening .*port=\([0-9]*\).*/\1/p' \
+    "$LOG" | head -n 1)
+if [ -n "$GW_PORT" ] && command -v Xvfb >/dev/null 2>&1; then
+	say "screen and terminal of bot alice (open these in a browser)"
+	if rk open alice >/dev/null && urls=$(rk screen-url alice --control)
+	then
+		# A window to watch and type into: xterm, else xeyes.
+		for w in "xterm -geometry 100x30+40+40" xeyes; do
+			command -v "${w%% *}" >/dev/null 2>&1 || continue
+			rk --bot alice exec -- \
+			    "setsid -f $w </dev/null >/dev/null 2>&1" || true
+			break
+		done
+		printf '%s\n' "$urls"
+		echo "Watch and control alice's desktop in a browser:" \
+		    "$(printf '%s\n' "$urls" | grep '/embed.html?token=')"
+		rk term-url "${urls##*token=}"
+	fi
+fi
 
 say "guestd is running (pid $GUESTD_PID, log $LOG)"
 cat <<EOF

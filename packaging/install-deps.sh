@@ -17,7 +17,10 @@ libwebsockets-dev libjansson-dev libcmocka-dev libarchive-dev libssl-dev
 libx11-dev libxext-dev libxdamage-dev libxfixes-dev libxtst-dev
 libturbojpeg0-dev libpng-dev xvfb x11-utils x11-apps
 twm
+novnc xterm
+chromium jq
 libvncserver-dev
+libnss-wrapper
 libsqlite3-dev curl python3 file
 mandoc bash coreutils findutils diffutils grep sed procps psmisc
 util-linux passwd tar xz-utils gzip ca-certificates
@@ -31,10 +34,37 @@ for p in $PKGS; do
 	fi
 done
 
-# npm packages for browser tests will be installed here once those tests
-# exist (they need a real Chromium and playwright-core).
+# Node for the browser tests (tests/integration/screen-novnc.sh): any
+# node and npm on PATH will do (NodeSource's included); Debian's otherwise.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	missing="$missing nodejs npm"
+fi
 
-[ -n "$missing" ] || exit 0
+# playwright-core for those tests, pinned by tests/browser/package-lock.json,
+# into tests/browser/node_modules as the user running this script; skipped
+# when it is already newer than the lock file.
+browser_modules() {
+	b="$(dirname "$0")/../tests/browser"
+	[ -f "$b/package-lock.json" ] || return 0
+	[ "$b/node_modules/.package-lock.json" -nt "$b/package-lock.json" ] &&
+		return 0
+	echo "install-deps: npm ci in tests/browser" >&2
+	(cd "$b" && npm ci --no-audit --no-fund --loglevel=error)
+}
+
+# xterm.js for the terminal page (term/term.html), pinned by
+# term/package-lock.json; `make` copies it into term-assets/ and `make
+# install` under the package data directory: guestd serves it, never a CDN.
+term_modules() {
+	t="$(dirname "$0")/../term"
+	[ -f "$t/package-lock.json" ] || return 0
+	[ "$t/node_modules/.package-lock.json" -nt "$t/package-lock.json" ] &&
+		return 0
+	echo "install-deps: npm ci in term" >&2
+	(cd "$t" && npm ci --no-audit --no-fund --loglevel=error)
+}
+
+[ -n "$missing" ] || { browser_modules; term_modules; exit 0; }
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -52,3 +82,5 @@ $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
 # shellcheck disable=SC2086
 $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q \
     --no-install-recommends $missing
+browser_modules
+term_modules

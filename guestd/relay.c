@@ -1,0 +1,729 @@
+/*
+ * The per-bot proxy relay (SPEC G-23): Chromium speaks plain HTTP proxy
+ * to 127.0.0.1:<port>, we forward each request or CONNECT tunnel to the
+ * upstream proxy with "Proxy-Authorization: Basic ..." added.
+ *
+ * A connection reads the request head (at most RELAY_MAX_HEAD bytes),
+ * rewrites it (our Proxy-Authorization replaces any the client sent; hop
+ * headers go; a plain request gets "Connection: close" so every request
+ * starts a new upstream connection and carries the credentials), connects
+ * upstream and from then on only copies bytes.  Each direction has one
+ * RELAY_BUF buffer; a side stops being read while the buffer towards the
+ * other is full (backpressure), so memory per connection is fixed.
+ *
+ * The upstream host is resolved once, off the loop (getaddrinfo blocks),
+ * by a short-lived thread that posts the result back with loop_post.
+ * Connections that arrive before the answer wait for it.
+ */
+#include "autoconf.h"
+
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "log.h"
+#include "loop.h"
+#include "relay.h"
+
+#define RELAY_MAX_CONNS	256
+
+enum relay_cstate { RC_HEAD, RC_WAIT_DNS, RC_CONNECTING, RC_PIPE };
+
+struct relay_buf {
+	uint8_t	data[RELAY_BUF];
+	size_t	off, len;
+};
+
+struct relay_conn {
+	struct relay		*r;
+	enum relay_cstate	 state;
+	struct loop_fd		*cl, *up;
+	struct relay_buf	 to_up, to_cl;
+	int			 cl_eof, up_eof;	/* read side ended */
+	int			 cl_shut, up_shut;	/* we shut its write */
+	struct relay_conn	*next;
+};
+
+struct relay {
+	struct loop_fd		*lf;
+	int			 port;
+	char			 host[256];
+	int			 upport;
+	struct sockaddr_in	 up;
+	int			 resolved;	/* 1 ok, -1 failed, 0 not yet */
+	int			 stopped;
+	char			*auth;		/* whole header line, or NULL */
+	struct relay_conn	*conns;
+	unsigned		 nconns;
+	uint64_t		 requests;
+};
+
+static void	relay_cl_cb(struct loop_fd *, int, void *);
+static void	relay_up_cb(struct loop_fd *, int, void *);
+static void	relay_connect(struct relay_conn *);
+
+/* ---- small pure helpers ---------------------------------------------------- */
+
+int
+relay_parse_url(const char *url, char *host, size_t hostlen, int *port)
+{
+	const char	*p, *colon, *end;
+	char		*ep;
+	long		 v;
+
+	if (strncasecmp(url, "http://", 7) != 0)
+		return ERR_BAD_REQUEST;
+	p = url + 7;
+	end = p + strcspn(p, "/");
+	if (*end == '/' && end[1] != '\0')
+		return ERR_BAD_REQUEST;
+	if (memchr(p, '@', (size_t)(end - p)) != NULL)
+		return ERR_BAD_REQUEST;
+	colon = memchr(p, ':', (size_t)(end - p));
+	if (colon == NULL || colon == p || (size_t)(colon - p) >= hostlen)
+		return ERR_BAD_REQUEST;
+	if (strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789.-") != (size_t)(colon - p))
+		return ERR_BAD_REQUEST;
+	v = strtol(colon + 1, &ep, 10);
+	if (ep != end || v < 1 || v > 65535)
+		return ERR_BAD_REQUEST;
+	memcpy(host, p, (size_t)(colon - p));
+	host[colon - p] = '\0';
+	*port = (int)v;
+	return 0;
+}
+
+int
+relay_port_for(const char *profile)
+{
+	uint64_t	h = 0xcbf29ce484222325ULL;
+	const char	*p;
+
+	for (p = profile; *p != '\0'; p++) {
+		h ^= (unsigned char)*p;
+		h *= 0x100000001b3ULL;
+	}
+	return RELAY_PORT_BASE + (int)(h % RELAY_PORT_SPAN);
+}
+
+static char *
+relay_basic(const char *user, const char *pass)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char	*s;
+	char			*raw, *out, *o;
+	size_t			 n, i;
+
+	if (asprintf(&raw, "%s:%s", user != NULL ? user : "",
+	    pass != NULL ? pass : "") == -1)
+		fatal("out of memory");
+	n = strlen(raw);
+	s = (const unsigned char *)raw;
+	out = xmalloc(40 + (n + 2) / 3 * 4);
+	o = out + sprintf(out, "Proxy-Authorization: Basic ");
+	for (i = 0; i + 2 < n; i += 3) {
+		*o++ = b64[s[i] >> 2];
+		*o++ = b64[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
+		*o++ = b64[((s[i + 1] & 15) << 2) | (s[i + 2] >> 6)];
+		*o++ = b64[s[i + 2] & 63];
+	}
+	if (n - i == 1) {
+		*o++ = b64[s[i] >> 2];
+		*o++ = b64[(s[i] & 3) << 4];
+		*o++ = '=';
+		*o++ = '=';
+	} else if (n - i == 2) {
+		*o++ = b64[s[i] >> 2];
+		*o++ = b64[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
+		*o++ = b64[(s[i + 1] & 15) << 2];
+		*o++ = '=';
+	}
+	strcpy(o, "\r\n");
+	explicit_bzero(raw, n);
+	free(raw);
+	return out;
+}
+
+/* ---- connections ----------------------------------------------------------- */
+
+static void
+relay_conn_free(struct relay_conn *rc)
+{
+	struct relay_conn	**pp;
+
+	for (pp = &rc->r->conns; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == rc) {
+			*pp = rc->next;
+			break;
+		}
+	}
+	rc->r->nconns--;
+	loop_fd_close(rc->cl);
+	loop_fd_close(rc->up);
+	/* It may hold a request head with the credentials. */
+	explicit_bzero(&rc->to_up, sizeof rc->to_up);
+	free(rc);
+}
+
+/* Answer the client with a short error and close after it. */
+static void
+relay_conn_error(struct relay_conn *rc, const char *status)
+{
+	int	n;
+
+	if (rc->cl == NULL) {
+		relay_conn_free(rc);
+		return;
+	}
+	n = snprintf((char *)rc->to_cl.data, sizeof rc->to_cl.data,
+	    "HTTP/1.1 %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+	    status);
+	rc->to_cl.off = 0;
+	rc->to_cl.len = (size_t)n;
+	rc->up_eof = 1;
+	rc->cl_eof = 1;	/* nothing more is read: close once it is sent */
+	loop_fd_close(rc->up);
+	rc->up = NULL;
+	rc->to_up.len = rc->to_up.off = 0;
+	rc->state = RC_PIPE;
+	loop_fd_want_read(rc->cl, 0);
+	loop_fd_want_write(rc->cl);
+}
+
+/* Write what b holds to lf; 0, or -1 on a dead peer. */
+static int
+relay_flush(struct relay_buf *b, struct loop_fd *lf)
+{
+	ssize_t	n;
+
+	while (b->off < b->len) {
+		n = write(loop_fd_get(lf), b->data + b->off, b->len - b->off);
+		if (n > 0) {
+			b->off += (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			loop_fd_want_write(lf);
+			return 0;
+		}
+		return -1;
+	}
+	b->off = b->len = 0;
+	return 0;
+}
+
+/* Read from lf into b while there is room; *eof when the peer closed. */
+static int
+relay_fill(struct relay_buf *b, struct loop_fd *lf, int *eof)
+{
+	ssize_t	n;
+
+	if (b->off > 0 && b->off == b->len)
+		b->off = b->len = 0;
+	while (b->len < sizeof b->data) {
+		n = read(loop_fd_get(lf), b->data + b->len,
+		    sizeof b->data - b->len);
+		if (n > 0) {
+			b->len += (size_t)n;
+			continue;
+		}
+		if (n == 0) {
+			*eof = 1;
+			return 0;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Pump both directions as far as buffers allow; close the connection
+ * once both sides ended and everything was delivered.
+ */
+static void
+relay_pump(struct relay_conn *rc)
+{
+	if (rc->state != RC_PIPE)
+		return;
+	if (rc->up != NULL && relay_flush(&rc->to_up, rc->up) != 0)
+		goto dead;
+	if (rc->cl != NULL && relay_flush(&rc->to_cl, rc->cl) != 0)
+		goto dead;
+	/* Resume reading a side whose target buffer has room again. */
+	if (rc->cl != NULL && !rc->cl_eof)
+		loop_fd_want_read(rc->cl, rc->to_up.len < sizeof rc->to_up.data);
+	if (rc->up != NULL && !rc->up_eof)
+		loop_fd_want_read(rc->up, rc->to_cl.len < sizeof rc->to_cl.data);
+	if (rc->cl_eof && rc->to_up.len == 0 && rc->up != NULL &&
+	    !rc->up_shut) {
+		(void)shutdown(loop_fd_get(rc->up), SHUT_WR);
+		rc->up_shut = 1;
+	}
+	if (rc->up_eof && rc->to_cl.len == 0 && rc->cl != NULL &&
+	    !rc->cl_shut) {
+		(void)shutdown(loop_fd_get(rc->cl), SHUT_WR);
+		rc->cl_shut = 1;
+	}
+	if ((rc->cl_eof || rc->cl == NULL) && (rc->up_eof || rc->up == NULL) &&
+	    rc->to_up.len == 0 && rc->to_cl.len == 0)
+		goto dead;
+	if (rc->cl == NULL && rc->to_cl.len > 0)
+		goto dead;
+	return;
+dead:
+	relay_conn_free(rc);
+}
+
+/* Header names that must not pass (ours or hop-by-hop). */
+static int
+relay_drop_header(const char *line, size_t n)
+{
+	static const char *const drop[] = { "proxy-authorization:",
+	    "proxy-connection:", "connection:", "keep-alive:", NULL };
+	size_t	i, k;
+
+	for (i = 0; drop[i] != NULL; i++) {
+		k = strlen(drop[i]);
+		if (n >= k && strncasecmp(line, drop[i], k) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The head is complete in to_up.data[0..headlen): rewrite it in place
+ * (into a scratch copy) and connect.  Bad requests get 400.
+ */
+static void
+relay_head(struct relay_conn *rc, size_t headlen)
+{
+	struct relay	*r = rc->r;
+	char		*head, *out, *line, *nl, *sp;
+	size_t		 rest, o = 0, cap, n;
+	int		 connect_req;
+
+	head = xstrndup((const char *)rc->to_up.data, headlen);
+	rest = rc->to_up.len - headlen;
+	cap = headlen + 512 + (r->auth != NULL ? strlen(r->auth) : 0);
+	out = xmalloc(cap);
+	/* Request line: METHOD SP TARGET SP HTTP/1.x */
+	nl = strstr(head, "\r\n");
+	sp = strchr(head, ' ');
+	if (nl == NULL || sp == NULL || sp > nl) {
+		relay_conn_error(rc, "400 Bad Request");
+		goto out;
+	}
+	connect_req = (size_t)(sp - head) == 7 && strncmp(head, "CONNECT", 7) ==
+	    0;
+	if (!connect_req && strncasecmp(sp + 1, "http://", 7) != 0) {
+		relay_conn_error(rc, "400 Bad Request");
+		goto out;
+	}
+	n = (size_t)(nl - head) + 2;
+	memcpy(out, head, n);
+	o = n;
+	for (line = nl + 2; (nl = strstr(line, "\r\n")) != NULL &&
+	    nl != line; line = nl + 2) {
+		n = (size_t)(nl - line) + 2;
+		if (relay_drop_header(line, n))
+			continue;
+		memcpy(out + o, line, n);
+		o += n;
+	}
+	if (r->auth != NULL) {
+		memcpy(out + o, r->auth, strlen(r->auth));
+		o += strlen(r->auth);
+	}
+	if (!connect_req) {
+		memcpy(out + o, "Connection: close\r\n", 19);
+		o += 19;
+	}
+	memcpy(out + o, "\r\n", 2);
+	o += 2;
+	if (o + rest > sizeof rc->to_up.data) {
+		relay_conn_error(rc, "431 Request Header Fields Too Large");
+		goto out;
+	}
+	memmove(rc->to_up.data + o, rc->to_up.data + headlen, rest);
+	memcpy(rc->to_up.data, out, o);
+	rc->to_up.off = 0;
+	rc->to_up.len = o + rest;
+	r->requests++;
+	/* No method or URL in the log: they may name what the bot visits. */
+	log_debug("relay.request", "port=%d connect=%d", r->port, connect_req);
+	loop_fd_want_read(rc->cl, 0);
+	if (r->resolved == 0)
+		rc->state = RC_WAIT_DNS;
+	else
+		relay_connect(rc);
+out:
+	explicit_bzero(out, cap);
+	free(out);
+	explicit_bzero(head, headlen);
+	free(head);
+}
+
+static void
+relay_connect(struct relay_conn *rc)
+{
+	int	fd, one = 1;
+
+	if (rc->r->resolved < 0) {
+		relay_conn_error(rc, "502 Bad Gateway");
+		return;
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		relay_conn_error(rc, "502 Bad Gateway");
+		return;
+	}
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	if (connect(fd, (struct sockaddr *)&rc->r->up, sizeof rc->r->up) ==
+	    -1 && errno != EINPROGRESS) {
+		close(fd);
+		relay_conn_error(rc, "502 Bad Gateway");
+		return;
+	}
+	rc->state = RC_CONNECTING;
+	if ((rc->up = loop_fd_add(fd, relay_up_cb, rc)) == NULL) {
+		relay_conn_error(rc, "502 Bad Gateway");
+		return;
+	}
+	loop_fd_want_read(rc->up, 0);
+	loop_fd_want_write(rc->up);
+}
+
+static void
+relay_cl_cb(struct loop_fd *lf, int events, void *arg)
+{
+	struct relay_conn	*rc = arg;
+	uint8_t			*end;
+	int			 eof = 0;
+
+	if (events & LOOP_HUP)
+		rc->cl = lf;	/* still valid during this call */
+	if (events & (LOOP_READ | LOOP_HUP)) {
+		if (rc->state == RC_HEAD || rc->state == RC_PIPE) {
+			if (relay_fill(&rc->to_up, lf, &eof) != 0)
+				eof = 1;
+		}
+		if (eof)
+			rc->cl_eof = 1;
+	}
+	if (rc->state == RC_HEAD) {
+		end = memmem(rc->to_up.data, rc->to_up.len, "\r\n\r\n", 4);
+		if (end != NULL && (size_t)(end - rc->to_up.data) + 4 <=
+		    RELAY_MAX_HEAD) {
+			if (events & LOOP_HUP)
+				rc->cl = NULL;
+			relay_head(rc, (size_t)(end - rc->to_up.data) + 4);
+			return;
+		}
+		if (rc->to_up.len >= RELAY_MAX_HEAD || eof) {
+			if (events & LOOP_HUP)
+				rc->cl = NULL;
+			if (eof) {
+				relay_conn_free(rc);
+				return;
+			}
+			relay_conn_error(rc,
+			    "431 Request Header Fields Too Large");
+			return;
+		}
+		if (events & LOOP_HUP) {
+			rc->cl = NULL;
+			relay_conn_free(rc);
+		}
+		return;
+	}
+	if (events & LOOP_HUP) {
+		/* Flush what we can now; the fd goes after this call. */
+		relay_flush(&rc->to_cl, lf);
+		rc->cl = NULL;
+		rc->cl_eof = 1;
+		rc->to_cl.len = rc->to_cl.off = 0;
+	}
+	relay_pump(rc);
+}
+
+static void
+relay_up_cb(struct loop_fd *lf, int events, void *arg)
+{
+	struct relay_conn	*rc = arg;
+	socklen_t		 sl = sizeof(int);
+	int			 eof = 0, soerr = 0;
+
+	if (rc->state == RC_CONNECTING) {
+		if (getsockopt(loop_fd_get(lf), SOL_SOCKET, SO_ERROR, &soerr,
+		    &sl) == -1 || soerr != 0) {
+			if (events & LOOP_HUP)
+				rc->up = NULL;
+			relay_conn_error(rc, "502 Bad Gateway");
+			return;
+		}
+		rc->state = RC_PIPE;
+		loop_fd_want_read(rc->up, 1);
+		if (rc->cl != NULL && !rc->cl_eof)
+			loop_fd_want_read(rc->cl, 1);
+	}
+	if (events & (LOOP_READ | LOOP_HUP)) {
+		if (relay_fill(&rc->to_cl, lf, &eof) != 0)
+			eof = 1;
+		if (eof)
+			rc->up_eof = 1;
+	}
+	if (events & LOOP_HUP) {
+		relay_flush(&rc->to_up, lf);
+		rc->up = NULL;
+		rc->up_eof = 1;
+		rc->to_up.len = rc->to_up.off = 0;
+	}
+	relay_pump(rc);
+}
+
+static void
+relay_accept_cb(struct loop_fd *lf, int events, void *arg)
+{
+	struct relay		*r = arg;
+	struct relay_conn	*rc;
+	int			 fd;
+
+	if (events & LOOP_HUP) {
+		r->lf = NULL;
+		return;
+	}
+	for (;;) {
+		fd = accept4(loop_fd_get(lf), NULL, NULL,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1)
+			return;
+		if (r->nconns >= RELAY_MAX_CONNS) {
+			close(fd);
+			continue;
+		}
+		rc = xcalloc(1, sizeof *rc);
+		rc->r = r;
+		rc->state = RC_HEAD;
+		if ((rc->cl = loop_fd_add(fd, relay_cl_cb, rc)) == NULL) {
+			free(rc);
+			continue;
+		}
+		rc->next = r->conns;
+		r->conns = rc;
+		r->nconns++;
+	}
+}
+
+/* ---- resolving ------------------------------------------------------------- */
+
+struct relay_dns {
+	struct relay		*r;
+	char			 host[256];
+	int			 port;
+	int			 ok;
+	struct sockaddr_in	 sin;
+};
+
+static struct relay_dns	*relay_dns_pending[64];
+
+static void
+relay_dns_done(void *arg)
+{
+	struct relay_dns	*q = arg;
+	struct relay		*r = q->r;
+	struct relay_conn	*rc, *next;
+	size_t			 i;
+
+	for (i = 0; i < sizeof relay_dns_pending / sizeof
+	    relay_dns_pending[0]; i++) {
+		if (relay_dns_pending[i] == q)
+			relay_dns_pending[i] = NULL;
+	}
+	if (r != NULL) {
+		r->resolved = q->ok ? 1 : -1;
+		if (q->ok)
+			r->up = q->sin;
+		else
+			log_warn("relay.resolve_failed", "port=%d", r->port);
+		for (rc = r->conns; rc != NULL; rc = next) {
+			next = rc->next;
+			if (rc->state == RC_WAIT_DNS)
+				relay_connect(rc);
+		}
+	}
+	free(q);
+}
+
+static void *
+relay_dns_thread(void *arg)
+{
+	struct relay_dns	*q = arg;
+	struct addrinfo		 hints, *res = NULL;
+
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_INET;
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(q->host, NULL, &hints, &res) == 0 && res != NULL) {
+		memcpy(&q->sin, res->ai_addr, sizeof q->sin);
+		q->sin.sin_port = htons((uint16_t)q->port);
+		q->ok = 1;
+	}
+	if (res != NULL)
+		freeaddrinfo(res);
+	loop_post(relay_dns_done, q);
+	return NULL;
+}
+
+static void
+relay_resolve(struct relay *r)
+{
+	struct relay_dns	*q;
+	pthread_attr_t		 attr;
+	pthread_t		 t;
+	size_t			 i;
+
+	memset(&r->up, 0, sizeof r->up);
+	r->up.sin_family = AF_INET;
+	r->up.sin_port = htons((uint16_t)r->upport);
+	if (inet_pton(AF_INET, r->host, &r->up.sin_addr) == 1) {
+		r->resolved = 1;
+		return;
+	}
+	q = xcalloc(1, sizeof *q);
+	q->r = r;
+	q->port = r->upport;
+	snprintf(q->host, sizeof q->host, "%s", r->host);
+	for (i = 0; i < sizeof relay_dns_pending / sizeof
+	    relay_dns_pending[0]; i++) {
+		if (relay_dns_pending[i] == NULL) {
+			relay_dns_pending[i] = q;
+			break;
+		}
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (i == sizeof relay_dns_pending / sizeof relay_dns_pending[0] ||
+	    pthread_create(&t, &attr, relay_dns_thread, q) != 0) {
+		if (i < sizeof relay_dns_pending / sizeof relay_dns_pending[0])
+			relay_dns_pending[i] = NULL;
+		free(q);
+		r->resolved = -1;
+	}
+	pthread_attr_destroy(&attr);
+}
+
+/* ---- public ---------------------------------------------------------------- */
+
+static int
+relay_listen(int port)
+{
+	struct sockaddr_in	sin;
+	int			fd, one = 1;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return -1;
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) == -1 ||
+	    listen(fd, 64) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int
+relay_start(const char *profile, const char *url, const char *user,
+    const char *pass, struct relay **out, int *port)
+{
+	struct relay	*r;
+	int		 fd = -1, base, i;
+
+	*out = NULL;
+	*port = 0;
+	r = xcalloc(1, sizeof *r);
+	if (relay_parse_url(url, r->host, sizeof r->host, &r->upport) != 0) {
+		free(r);
+		return ERR_BAD_REQUEST;
+	}
+	base = relay_port_for(profile);
+	for (i = 0; i < RELAY_PORT_TRIES; i++) {
+		r->port = RELAY_PORT_BASE + (base - RELAY_PORT_BASE + i) %
+		    RELAY_PORT_SPAN;
+		if ((fd = relay_listen(r->port)) != -1)
+			break;
+	}
+	if (fd == -1) {
+		free(r);
+		return ERR_BUSY;
+	}
+	if ((r->lf = loop_fd_add(fd, relay_accept_cb, r)) == NULL) {
+		free(r);
+		return ERR_INTERNAL;
+	}
+	if (user != NULL || pass != NULL)
+		r->auth = relay_basic(user, pass);
+	relay_resolve(r);
+	/* Whether a login is added, never which: "auth=" would be masked. */
+	log_info("relay.start", "port=%d upstream_port=%d with_login=%d",
+	    r->port, r->upport, r->auth != NULL);
+	*out = r;
+	*port = r->port;
+	return 0;
+}
+
+void
+relay_stop(struct relay *r)
+{
+	size_t	i;
+
+	if (r == NULL)
+		return;
+	while (r->conns != NULL)
+		relay_conn_free(r->conns);
+	loop_fd_close(r->lf);
+	/* A resolver still running must not touch r when it answers. */
+	for (i = 0; i < sizeof relay_dns_pending / sizeof
+	    relay_dns_pending[0]; i++) {
+		if (relay_dns_pending[i] != NULL &&
+		    relay_dns_pending[i]->r == r)
+			relay_dns_pending[i]->r = NULL;
+	}
+	if (r->auth != NULL) {
+		explicit_bzero(r->auth, strlen(r->auth));
+		free(r->auth);
+	}
+	log_info("relay.stop", "port=%d requests=%llu", r->port,
+	    (unsigned long long)r->requests);
+	free(r);
+}
+
+uint64_t
+relay_requests(const struct relay *r)
+{
+	return r != NULL ? r->requests : 0;
+}
