@@ -70,15 +70,13 @@ tree_pids() {	# PID: it and all its descendants
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
-# The benchmark user without a lingering parent (setpriv execs).
-as_user() {
-	if [ "$(id -u)" -eq 0 ]; then
-		setpriv --reuid "$B_USER" --regid "$(id -g "$B_USER")" \
-		    --clear-groups env HOME="$B_T/home" "$@"
-	else
-		"$@"
-	fi
-}
+# The benchmark user without a lingering parent: setpriv and env exec, so
+# $! of "${AS_USER[@]}" CMD & is CMD's own pid (b_cleanup kills it).
+AS_USER=(env HOME="$B_T/home")
+if [ "$(id -u)" -eq 0 ]; then
+	AS_USER=(setpriv --reuid "$B_USER" --regid "$(id -g "$B_USER")"
+	    --clear-groups env HOME="$B_T/home")
+fi
 kv() {	# KEY LINE: the value of KEY=value in LINE
 	printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
 }
@@ -172,7 +170,7 @@ if [ "$ANCHOR" -eq 1 ]; then
 	WP=$(free_port)
 	[ "$(id -u)" -ne 0 ] || chown "$B_USER" "$B_T/home"
 	mkfifo "$B_T/vout"
-	as_user x11vnc -display "$DPY" -auth "$XAUTH" -rfbport "$VP" \
+	"${AS_USER[@]}" x11vnc -display "$DPY" -auth "$XAUTH" -rfbport "$VP" \
 	    -localhost -xdamage -forever -shared -nopw -norc \
 	    >"$B_T/vout" 2>"$B_T/x11vnc.log" &
 	B_PID[x11vnc]=$!
@@ -182,7 +180,7 @@ if [ "$ANCHOR" -eq 1 ]; then
 		case "$line" in PORT=*) break ;; esac
 	done
 	[ "${line#PORT=}" = "$VP" ] || b_die "x11vnc did not listen: $line"
-	as_user websockify "127.0.0.1:$WP" "127.0.0.1:$VP" \
+	"${AS_USER[@]}" websockify "127.0.0.1:$WP" "127.0.0.1:$VP" \
 	    >"$B_T/websockify.log" 2>&1 &
 	B_PID[websockify]=$!
 	for _ in $(seq 100); do

@@ -284,6 +284,25 @@ capture_again(void *arg)
 	capture_report_dead(cap);
 }
 
+/*
+ * Before the loop sleeps: another Xlib call on this connection (XSync from
+ * input, the cursor image for RFB, XQueryPointer) may have read our damage
+ * events into Xlib's queue, where they no longer make the fd readable.
+ * Unhandled, the damage is never subtracted and the server stays quiet for
+ * good.
+ */
+static void
+capture_prepoll(void *arg)
+{
+	struct capture	*cap = arg;
+
+	if (cap->dead || cap->lf == NULL ||
+	    XEventsQueued(cap->dpy, QueuedAlready) == 0)
+		return;
+	if (capture_pump(cap) != 0)
+		capture_report_dead(cap);
+}
+
 static void
 capture_fd_cb(struct loop_fd *lf, int events, void *arg)
 {
@@ -409,6 +428,7 @@ capture_open(struct capture **out, const char *name,
 		r = err_from_errno(errno);
 		goto out;
 	}
+	loop_prepoll_add(capture_prepoll, cap);
 	if ((cap->lf = loop_fd_add(fd, capture_fd_cb, cap)) == NULL) {
 		r = ERR_INTERNAL;
 		goto out;
@@ -431,6 +451,7 @@ capture_free(struct capture *cap)
 {
 	if (cap == NULL)
 		return;
+	loop_prepoll_remove(capture_prepoll, cap);
 	loop_timer_cancel(cap->again);
 	loop_fd_close(cap->lf);
 	if (cap->dpy != NULL) {

@@ -52,7 +52,7 @@
 #define DISPLAY_KILL_MS		3000	/* SIGTERM, then SIGKILL after this */
 #define DISPLAY_MIN_SIDE	16
 #define DISPLAY_MAX_SIDE	8192
-#define DISPLAY_START_TRIES	3	/* slots tried when a start fails */
+#define DISPLAY_START_TRIES	12	/* slots tried when a start fails */
 
 enum display_state { DISPLAY_STARTING, DISPLAY_READY, DISPLAY_CLOSING };
 

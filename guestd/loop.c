@@ -65,6 +65,13 @@ static pthread_mutex_t		 loop_post_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct loop_posted	*loop_post_head, *loop_post_tail;
 static struct loop_fd		*loop_sigfd;
 
+struct loop_prepoll {
+	void			(*fn)(void *);
+	void			*arg;
+	struct loop_prepoll	*next;
+};
+static struct loop_prepoll	*loop_prepolls;
+
 static int	loop_raw_cb(struct lws *, enum lws_callback_reasons, void *,
 		    void *, size_t);
 
@@ -158,10 +165,49 @@ loop_init(struct lws_context *ctx, struct lws_vhost *vh)
 		fatal("cannot adopt the signal descriptor");
 }
 
+void
+loop_prepoll_add(void (*fn)(void *), void *arg)
+{
+	struct loop_prepoll	*p;
+
+	p = xcalloc(1, sizeof *p);
+	p->fn = fn;
+	p->arg = arg;
+	p->next = loop_prepolls;
+	loop_prepolls = p;
+}
+
+void
+loop_prepoll_remove(void (*fn)(void *), void *arg)
+{
+	struct loop_prepoll	*p, **pp;
+
+	for (pp = &loop_prepolls; (p = *pp) != NULL; pp = &p->next) {
+		if (p->fn == fn && p->arg == arg) {
+			*pp = p->next;
+			free(p);
+			return;
+		}
+	}
+}
+
+static void
+loop_run_prepolls(void)
+{
+	struct loop_prepoll	*p, *next;
+
+	for (p = loop_prepolls; p != NULL; p = next) {
+		next = p->next;	/* fn may remove itself */
+		p->fn(p->arg);
+	}
+}
+
 int
 loop_run(void)
 {
+	/* lws_service() waits once and services what arrived. */
 	while (!loop_stop_flag) {
+		loop_run_prepolls();
 		if (lws_service(loop_ctx, 0) < 0)
 			break;
 	}

@@ -59,6 +59,15 @@ int	 loop_child_watch(pid_t pid, loop_child_cb cb, void *arg);
 void	 loop_child_forget(pid_t pid);
 
 /*
+ * Run fn(arg) on the loop before each wait for events.  For libraries that
+ * read ahead into a queue of their own (Xlib): what sits in that queue
+ * never makes the descriptor readable again, so it must be drained before
+ * the loop sleeps.  Keep fn cheap: it runs on every loop turn.
+ */
+void	 loop_prepoll_add(void (*fn)(void *), void *arg);
+void	 loop_prepoll_remove(void (*fn)(void *), void *arg);
+
+/*
  * From any thread: run fn(arg) on the loop soon.  The queue is bounded by
  * its callers (each worker posts once per job).
  */

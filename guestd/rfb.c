@@ -12,15 +12,25 @@
  *
  * libvncserver blocks in two places, both made harmless: rfbReadExact on
  * a half message (the gateway delivers whole messages, and maxClientWait
- * is short for the debug port's TCP viewers), and rfbWriteExact when an
- * update is larger than the socket's send buffer (we ask for a buffer
- * larger than a full raw frame, and the gateway stops feeding requests
- * while a viewer's output is backed up).
+ * is short for the debug port's TCP viewers), and rfbWriteExact whenever
+ * a write does not fit in the socket's send buffer (it then waits in 5 s
+ * slices, the whole loop with it).  So a gateway viewer (a Unix socket) is
+ * never given more than fits: before every pump each viewer's free send
+ * space (SO_SNDBUF less SIOCOUTQ) is compared with the largest update it
+ * could be sent, and a viewer without that room is held (onHold, and out
+ * of allFds, or libvncserver spins on it) until its socket is writable
+ * again, i.e. the gateway drained it to a quarter.  Requests are clipped
+ * to the rows that fit in three quarters of the buffer, so whatever the
+ * kernel's wmem_max, one update always fits in a drained socket; the rows
+ * left out stay modified and go with the viewer's next request.
  */
 #include "autoconf.h"
 
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+
+#include <linux/sockios.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -36,6 +46,7 @@
 #include <X11/extensions/Xfixes.h>
 
 #include <rfb/rfb.h>
+#include <rfb/rfbregion.h>
 
 #include "capture.h"
 #include "display.h"
@@ -47,6 +58,8 @@
 #define RFB_SNDBUF		(8 * 1024 * 1024)
 #define RFB_CLIENT_WAIT_MS	500	/* a half message from a TCP viewer */
 #define RFB_BUTTONS		8
+/* Update bytes beyond the pixels: headers and a cursor mask. */
+#define RFB_SLACK		(64 * 1024)
 /* Not named by libvncserver 0.9.14's headers. */
 #define RFB_MSG_CONTINUOUS	150
 #define RFB_MSG_FENCE		248
@@ -58,6 +71,9 @@ struct rfb_viewer {
 	const void		*owner;
 	int			 control;
 	int			 buttons;	/* last button mask injected */
+	int			 gated;		/* a Unix socket: see rfb_gate */
+	int			 sndbuf;	/* SO_SNDBUF granted */
+	int			 held;		/* waiting for room */
 };
 
 struct rfb {
@@ -126,11 +142,116 @@ rfb_set_debug(const char *addr, int base, int control)
 	return 0;
 }
 
+/* ---- send room ----------------------------------------------------------- */
+
+/* Bytes a pixel takes on the wire to cl. */
+static long
+rfb_client_bpp(rfbClientPtr cl)
+{
+	return cl->format.bitsPerPixel >= 8 ? cl->format.bitsPerPixel / 8 : 1;
+}
+
+/*
+ * Room v's socket is sure to have once writable again: unix_writable()
+ * wakes us when at most a quarter of the buffer is used.
+ */
+static long
+rfb_budget(const struct rfb_viewer *v)
+{
+	return (long)v->sndbuf / 4 * 3;
+}
+
+/* Largest update of rows full rows to cl: Raw, plus 1/8 for encodings
+ * that expand noise, plus headers and the cursor shape. */
+static long
+rfb_update_max(rfbClientPtr cl, int rows)
+{
+	rfbCursorPtr	c = cl->screen->cursor;
+	long		bpp = rfb_client_bpp(cl), n;
+
+	n = (long)cl->screen->width * rows * bpp * 9 / 8 + RFB_SLACK;
+	if (c != NULL && cl->enableCursorShapeUpdates)
+		n += (long)c->width * c->height * (bpp + 1);
+	return n;
+}
+
+/* How many rows one update to v may cover, at least 1. */
+static int
+rfb_rows_max(const struct rfb_viewer *v)
+{
+	rfbClientPtr	cl = v->cl;
+	long		row, over;
+
+	row = (long)cl->screen->width * rfb_client_bpp(cl) * 9 / 8;
+	over = rfb_update_max(cl, 0);
+	if (row <= 0 || rfb_budget(v) - over < row)
+		return 1;
+	if ((rfb_budget(v) - over) / row >= cl->screen->height)
+		return cl->screen->height;
+	return (int)((rfb_budget(v) - over) / row);
+}
+
+/* Send room v needs before libvncserver may write to it. */
+static long
+rfb_need(const struct rfb_viewer *v)
+{
+	long	need = rfb_update_max(v->cl, rfb_rows_max(v));
+
+	/* Never more than a drained socket has, or we would wait forever. */
+	return need < rfb_budget(v) ? need : rfb_budget(v);
+}
+
+static void
+rfb_hold(struct rfb *r, struct rfb_viewer *v, int on)
+{
+	rfbClientPtr	cl = v->cl;
+
+	v->held = on;
+	cl->onHold = on ? TRUE : FALSE;
+	/* Held but still in allFds, libvncserver loops on it (trap 2). */
+	if (on)
+		FD_CLR(cl->sock, &r->s->allFds);
+	else
+		FD_SET(cl->sock, &r->s->allFds);
+	/* Its requests wait in the socket; no wakeups for them meanwhile. */
+	if (v->lf != NULL)
+		loop_fd_want_read(v->lf, !on);
+}
+
+/*
+ * Hold every gateway viewer whose socket cannot take the largest update
+ * without blocking, and let go those drained enough.
+ */
+static void
+rfb_gate(struct rfb *r)
+{
+	rfbClientIteratorPtr	 it;
+	rfbClientPtr		 cl;
+	struct rfb_viewer	*v;
+	int			 q, room;
+
+	it = rfbGetClientIterator(r->s);
+	while ((cl = rfbClientIteratorNext(it)) != NULL) {
+		v = cl->clientData;
+		if (v == NULL || !v->gated || cl->sock == RFB_INVALID_SOCKET)
+			continue;
+		if (ioctl(cl->sock, SIOCOUTQ, &q) == -1)
+			q = 0;
+		room = (long)v->sndbuf - q >= rfb_need(v);
+		if (room == v->held)
+			rfb_hold(r, v, !room);
+		if (v->held && v->lf != NULL)
+			loop_fd_want_write(v->lf);
+	}
+	rfbReleaseClientIterator(it);
+}
+
 /* ---- pumping ------------------------------------------------------------- */
 
 static void
 rfb_pump_now(struct rfb *r)
 {
+	rfb_gate(r);
 	/* Reads ready viewers (whole messages), sends pending updates and
 	 * reaps closed viewers (rfb_client_gone). */
 	rfbProcessEvents(r->s, 0);
@@ -333,6 +454,28 @@ rfb_cut_text(char *str, int len, rfbClientPtr cl)
 /* ---- viewers ------------------------------------------------------------- */
 
 /*
+ * Cut a request to the rows one update to v may cover (rfb_gate).  The
+ * rows left out of a full request are marked modified for this viewer,
+ * so its next request, full or incremental, brings them.
+ */
+static void
+rfb_clip_request(struct rfb_viewer *v, rfbFramebufferUpdateRequestMsg *msg)
+{
+	sraRegionPtr	rest;
+	int		rows = rfb_rows_max(v);
+
+	if (msg->h <= rows)
+		return;
+	if (!msg->incremental) {
+		rest = sraRgnCreateRect(msg->x, msg->y + rows, msg->x + msg->w,
+		    msg->y + msg->h);
+		sraRgnOr(v->cl->modifiedRegion, rest);
+		sraRgnDestroy(rest);
+	}
+	msg->h = (uint16_t)rows;
+}
+
+/*
  * A viewer asks for a frame: fold in the damage the X server has already
  * seen (one round trip), so a picture drawn before the request is in the
  * answer, as observe does.
@@ -342,9 +485,11 @@ rfb_update_request(rfbClientPtr cl, rfbFramebufferUpdateRequestMsg *msg)
 {
 	struct rfb_viewer	*v = cl->clientData;
 
-	(void)msg;
-	if (v != NULL && v->r->cap != NULL &&
-	    capture_sync(v->r->cap) == 0)
+	if (v == NULL)
+		return;
+	if (v->gated)
+		rfb_clip_request(v, msg);
+	if (v->r->cap != NULL && capture_sync(v->r->cap) == 0)
 		rfb_sync_pointer(v->r);
 }
 
@@ -361,25 +506,33 @@ rfb_client_gone(rfbClientPtr cl)
 }
 
 /*
- * The kernel caps SO_SNDBUF at twice net.core.wmem_max.  Below a full raw
- * frame, a big update to a viewer that reads slowly blocks the loop for up
- * to 5 s (then the viewer is dropped): say so once.
+ * Gateway viewers (Unix sockets) are gated on their send room; note the
+ * buffer the kernel granted (it caps SO_SNDBUF at twice
+ * net.core.wmem_max).  Below a full frame, updates are cut into bands,
+ * which costs viewers round trips: say so once.
  */
 static void
-rfb_check_sndbuf(struct rfb *r, int fd)
+rfb_check_sndbuf(struct rfb_viewer *v)
 {
-	static int	warned;
-	socklen_t	len = sizeof(int);
-	long		need;
-	int		got = 0;
+	static int		warned;
+	struct sockaddr_storage	ss;
+	socklen_t		len = sizeof ss;
+	int			got = 0;
 
-	need = (long)r->s->width * r->s->height * 4 + 65536;
-	if (warned || getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &got, &len) != 0 ||
-	    got >= need)
+	if (getsockname(v->cl->sock, (struct sockaddr *)&ss, &len) != 0 ||
+	    ss.ss_family != AF_UNIX)
+		return;
+	len = sizeof got;
+	if (getsockopt(v->cl->sock, SOL_SOCKET, SO_SNDBUF, &got, &len) != 0 ||
+	    got <= 0)
+		return;
+	v->gated = 1;
+	v->sndbuf = got;
+	if (warned || rfb_rows_max(v) >= v->cl->screen->height)
 		return;
 	warned = 1;
-	log_warn("rfb.sndbuf_small", "got=%d want=%ld hint=\"raise "
-	    "net.core.wmem_max\"", got, need);
+	log_warn("rfb.sndbuf_small", "got=%d rows=%d hint=\"raise "
+	    "net.core.wmem_max\"", got, rfb_rows_max(v));
 }
 
 static enum rfbNewClientAction
@@ -401,9 +554,9 @@ rfb_new_client(rfbClientPtr cl)
 	cl->clientGoneHook = rfb_client_gone;
 	cl->clientFramebufferUpdateRequestHook = rfb_update_request;
 	cl->viewOnly = v->control ? FALSE : TRUE;
-	/* A full raw frame must fit, or rfbWriteExact stalls the loop. */
+	/* Room for a full frame saves cutting updates (rfb_gate). */
 	(void)setsockopt(cl->sock, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
-	rfb_check_sndbuf(r, cl->sock);
+	rfb_check_sndbuf(v);
 	if ((dfd = fcntl(cl->sock, F_DUPFD_CLOEXEC, 3)) == -1 ||
 	    (v->lf = loop_fd_add(dfd, rfb_viewer_fd_cb, v)) == NULL) {
 		cl->clientData = NULL;

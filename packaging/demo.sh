@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
-# The main job on one machine: install the dependencies, build, start a
-# local guestd on loopback with a fresh secret and a fresh workspace, show a
-# health call, a command and a file round trip through `rakazoctl guest`,
-# then keep guestd running in the foreground until Ctrl-C.
+# The README's main job: set up, build, and run a local computer with a bot
+# desktop you can watch.
 #
-# As root, guestd is told to become an unprivileged user (nobody, or
-# RAKAZO_DEMO_USER); it never runs anything as root.
+# It installs the Debian dependencies, builds into build/, starts the
+# controller (`rakazoctl serve`) on loopback with the local provider and a
+# fresh API token, and then, through the controller's CLI only:
+#   - runs a command and a file round trip on bot alice's computer (the
+#     computer starts on that first tool call),
+#   - opens alice's desktop with a visible window on it,
+#   - takes control and prints the URLs of alice's screen (noVNC) and
+#     terminal (xterm.js) to open in a browser.
+# The controller stays in the foreground; Ctrl-C stops it and the computer.
 #
-# Environment:
-#   RAKAZO_DEMO_DIR    data dir (kept on exit); default: a temp dir, removed
-#   RAKAZO_DEMO_PORT   loopback port; default: any free one
-#   RAKAZO_DEMO_USER   user guestd becomes when started as root (nobody)
-#   RAKAZO_DEMO_GATEWAY_PORT  loopback port of the screen gateway (the
-#                      screen and terminal pages); default: any free one
-#   RAKAZO_BUILD_DIR   build tree (default build/)
+# Settings: RAKAZO_BUILD_DIR (build/), RAKAZO_DEMO_PORT (0: any free port),
+# RAKAZO_DEMO_DIR (a temp dir, removed at the end), RAKAZO_DEMO_USER (as
+# root, the unprivileged user guestd becomes; default nobody).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 TOP=$(pwd)
 BUILD=${RAKAZO_BUILD_DIR:-$TOP/build}
-PORT=${RAKAZO_DEMO_PORT:-0}
 
 say() {
 	printf '\n\033[1m== %s\033[0m\n' "$*"
@@ -35,7 +35,6 @@ if [ ! -f "$BUILD/Makefile" ]; then
 	(cd "$BUILD" && "$TOP/configure" -q)
 fi
 make -C "$BUILD" -j"$(nproc)" -s
-GUESTD="$BUILD/guestd/guestd"
 RAKAZOCTL="$BUILD/controller/rakazoctl"
 
 if [ -n "${RAKAZO_DEMO_DIR:-}" ]; then
@@ -47,31 +46,23 @@ else
 	KEEP=0
 fi
 chmod 755 "$D"
-WS="$D/rakazo-home"
-SECRET="$D/secret"
-LOG="$D/guestd.log"
-mkdir -p "$WS"
-
 USER_ARGS=()
 if [ "$(id -u)" -eq 0 ]; then
-	RUN_AS=${RAKAZO_DEMO_USER:-nobody}
-	chown "$RUN_AS" "$WS"
-	USER_ARGS=(--user "$RUN_AS")
-else
-	RUN_AS=$(id -un)
+	USER_ARGS=(--guest-user "${RAKAZO_DEMO_USER:-nobody}")
 fi
 
-# A fresh 192-bit secret, readable only by us; guestd reads it at start.
 umask 077
-head -c 24 /dev/urandom | base64 | tr '+/' '-_' > "$SECRET"
+head -c 24 /dev/urandom | base64 | tr '+/' '-_' > "$D/api-token"
 umask 022
 
-GUESTD_PID=""
-# shellcheck disable=SC2317 # called by the EXIT trap
+SERVE_PID=""
 cleanup() {
-	if [ -n "$GUESTD_PID" ] && kill -0 "$GUESTD_PID" 2>/dev/null; then
-		kill -TERM "$GUESTD_PID" 2>/dev/null || true
-		wait "$GUESTD_PID" 2>/dev/null || true
+	if [ -n "$SERVE_PID" ] && kill -0 "$SERVE_PID" 2>/dev/null; then
+		# Stop the computer (its guestd and desktops) with the
+		# controller.
+		"$RAKAZOCTL" computer stop team --force >/dev/null 2>&1 || true
+		kill -TERM "$SERVE_PID" 2>/dev/null || true
+		wait "$SERVE_PID" 2>/dev/null || true
 	fi
 	if [ "$KEEP" -eq 0 ]; then
 		rm -rf "$D"
@@ -80,93 +71,84 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
-trap 'echo; echo "stopping guestd"; exit 0' INT TERM
+trap 'echo; echo "stopping"; exit 0' INT TERM
 
-say "start guestd (workspace $WS, user $RUN_AS)"
+say "start the controller (data in $D/data, local provider)"
 rm -f "$D/ready"
 mkfifo -m 600 "$D/ready"
-# guestd writes it after dropping to the workspace user.
-[ "$(id -u)" -ne 0 ] || chown "$RUN_AS" "$D/ready"
-"$GUESTD" --listen "127.0.0.1:$PORT" --secret-file "$SECRET" \
-    --workspace "$WS" --ready-file "$D/ready" --log-level info \
-    --gateway "127.0.0.1:${RAKAZO_DEMO_GATEWAY_PORT:-0}" \
-    --term-assets "$BUILD/term-assets" \
-    "${USER_ARGS[@]}" >"$LOG" 2>&1 &
-GUESTD_PID=$!
-# guestd writes its port into the FIFO once it listens; if it dies first,
-# the watchdog opens the FIFO so the read returns.
-( while kill -0 "$GUESTD_PID" 2>/dev/null; do sleep 0.2; done
-  : > "$D/ready" ) 2>/dev/null &
-WATCHDOG=$!
-read -r PORT < "$D/ready" || PORT=""
-kill "$WATCHDOG" 2>/dev/null || true
-wait "$WATCHDOG" 2>/dev/null || true
+# guestd serves the terminal page from the build tree.
+GUESTD_TERM_ASSETS="$BUILD/term-assets" \
+"$RAKAZOCTL" serve --listen "127.0.0.1:${RAKAZO_DEMO_PORT:-0}" \
+    --data-dir "$D/data" --token-file "$D/api-token" --provider local \
+    --guestd "$BUILD/guestd/guestd" --ready-file "$D/ready" \
+    "${USER_ARGS[@]}" >"$D/serve.log" 2>&1 &
+SERVE_PID=$!
+exec 4<>"$D/ready"
+read -t 30 -r PORT <&4 || PORT=""
+exec 4<&-
 if [ -z "$PORT" ]; then
-	echo "guestd did not start; its log:" >&2
-	cat "$LOG" >&2
+	echo "the controller did not start; its log:" >&2
+	cat "$D/serve.log" >&2
 	exit 1
 fi
-URL="ws://127.0.0.1:$PORT"
+export RAKAZO_URL="http://127.0.0.1:$PORT"
+export RAKAZO_API_TOKEN_FILE="$D/api-token"
 
-rk() {
-	printf '$ rakazoctl guest %s\n' "$*"
-	"$RAKAZOCTL" guest --url "$URL" --secret-file "$SECRET" "$@"
+ctl() {
+	printf '$ rakazoctl %s\n' "$*"
+	"$RAKAZOCTL" "$@"
 }
 
 say "health"
-rk health
+ctl health
 
-say "exec round trip"
-rk exec -- 'uname -a; id; pwd'
+say "a computer for the team (it starts on its first tool call)"
+ctl computer create team
+
+say "a command on alice's computer"
+ctl shell --bot alice -- 'uname -a; id; pwd'
 
 say "file round trip"
-head -c 1048576 /dev/urandom > "$D/upload.bin"
-rk put "$D/upload.bin" demo/upload.bin --parents
-rk get demo/upload.bin "$D/download.bin"
+head -c 262144 /dev/urandom > "$D/upload.bin"
+ctl put --bot alice "$D/upload.bin" upload.bin
+ctl get --bot alice upload.bin "$D/download.bin"
 if cmp -s "$D/upload.bin" "$D/download.bin"; then
-	echo "put/get: 1 MiB came back identical"
+	echo "put/get: 256 KiB came back identical"
 else
 	echo "put/get: the file came back different" >&2
 	exit 1
 fi
-rk ls demo
 
-# Take control of bot alice's screen; the same control token opens shells
-# in the browser next to it (the terminal page).
-GW_PORT=$(sed -n 's/.*event=gateway.listening .*port=\([0-9]*\).*/\1/p' \
-    "$LOG" | head -n 1)
-if [ -n "$GW_PORT" ] && command -v Xvfb >/dev/null 2>&1; then
-	say "screen and terminal of bot alice (open these in a browser)"
-	if rk open alice >/dev/null && urls=$(rk screen-url alice --control)
-	then
-		# A window to watch and type into: xterm, else xeyes.
-		for w in "xterm -geometry 100x30+40+40" xeyes; do
-			command -v "${w%% *}" >/dev/null 2>&1 || continue
-			rk --bot alice exec -- \
-			    "setsid -f $w </dev/null >/dev/null 2>&1" || true
-			break
-		done
-		printf '%s\n' "$urls"
-		echo "Watch and control alice's desktop in a browser:" \
-		    "$(printf '%s\n' "$urls" | grep '/embed.html?token=')"
-		rk term-url "${urls##*token=}"
-	fi
-fi
+say "alice's desktop"
+ctl open alice
+for w in "xterm -geometry 100x30+40+40" "xeyes -geometry 300x200+700+80"; do
+	command -v "${w%% *}" >/dev/null 2>&1 || continue
+	ctl shell --bot alice -- "setsid -f $w </dev/null >/dev/null 2>&1"
+done
+ctl screenshot --bot alice "$D/alice.png"
+echo "screenshot: $D/alice.png"
 
-say "guestd is running (pid $GUESTD_PID, log $LOG)"
-cat <<EOF
-Try it from another shell:
+say "watch alice's desktop (view only)"
+ctl screen-url --bot alice
 
-  $RAKAZOCTL guest --url $URL --secret-file $SECRET exec -- 'ls -la'
-  $RAKAZOCTL guest --url $URL --secret-file $SECRET export > home.tar
-  $RAKAZOCTL guest --url $URL --secret-file $SECRET --bot alice exec -- pwd
+say "take control: screen and terminal"
+ctl take-control --bot alice
 
-The workspace is $WS.
-Press Ctrl-C to stop guestd$([ "$KEEP" -eq 0 ] && echo " (the temp data dir is removed)").
-EOF
+cat <<EOM
+
+Open the URLs above in a browser on this machine: the embed page shows
+alice's desktop live (noVNC), the terminal page gives you a shell on her
+computer. The controller API is at $RAKAZO_URL; try, from another shell:
+
+  export RAKAZO_URL=$RAKAZO_URL RAKAZO_API_TOKEN_FILE=$D/api-token
+  $RAKAZOCTL computer list
+  $RAKAZOCTL activity
+
+Press Ctrl-C to stop the controller and the computer$([ "$KEEP" -eq 0 ] && echo " (the temp data dir is removed)").
+EOM
 rc=0
-wait "$GUESTD_PID" || rc=$?
-GUESTD_PID=""
-echo "guestd exited with status $rc; the end of its log:" >&2
-tail -n 20 "$LOG" >&2
+wait "$SERVE_PID" || rc=$?
+SERVE_PID=""
+echo "the controller exited with status $rc; the end of its log:" >&2
+tail -n 20 "$D/serve.log" >&2
 exit 1
