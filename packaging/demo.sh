@@ -132,13 +132,19 @@ say "watch alice's desktop (view only)"
 ctl screen-url --bot alice
 
 say "take control: screen and terminal"
-ctl take-control --bot alice
+tc=$(ctl take-control --bot alice)
+printf '%s\n' "$tc"
+screen=$(printf '%s\n' "$tc" | sed -n 's/^screen //p')
+token=${screen##*token=}
+echo
+echo "Watch and control alice's desktop: $screen"
+echo "A shell on her computer:           ${screen%%/embed.html*}/term.html?token=$token"
 
 cat <<EOM
 
-Open the URLs above in a browser on this machine: the embed page shows
-alice's desktop live (noVNC), the terminal page gives you a shell on her
-computer. The controller API is at $RAKAZO_URL; try, from another shell:
+Open the two URLs above in a browser on this machine: the first shows
+alice's desktop live (noVNC) and takes your mouse and keys, the second is
+a terminal (xterm.js) in her computer. The controller API is at $RAKAZO_URL; try, from another shell:
 
   export RAKAZO_URL=$RAKAZO_URL RAKAZO_API_TOKEN_FILE=$D/api-token
   $RAKAZOCTL computer list
