@@ -454,24 +454,44 @@ rfb_cut_text(char *str, int len, rfbClientPtr cl)
 /* ---- viewers ------------------------------------------------------------- */
 
 /*
- * Cut a request to the rows one update to v may cover (rfb_gate).  The
- * rows left out of a full request are marked modified for this viewer,
- * so its next request, full or incremental, brings them.
+ * Cut a request to the rows one update to v may cover (rfb_gate): the
+ * band starts at the first changed row, so successive requests walk down
+ * the changes.  The rows left out of a full request are marked modified
+ * for this viewer, so its next request, full or incremental, brings them.
  */
 static void
 rfb_clip_request(struct rfb_viewer *v, rfbFramebufferUpdateRequestMsg *msg)
 {
-	sraRegionPtr	rest;
-	int		rows = rfb_rows_max(v);
+	sraRegionPtr	req, m, band;
+	sraRect		bb;
+	int		rows = rfb_rows_max(v), top = msg->y;
 
 	if (msg->h <= rows)
 		return;
-	if (!msg->incremental) {
-		rest = sraRgnCreateRect(msg->x, msg->y + rows, msg->x + msg->w,
-		    msg->y + msg->h);
-		sraRgnOr(v->cl->modifiedRegion, rest);
-		sraRgnDestroy(rest);
+	req = sraRgnCreateRect(msg->x, msg->y, msg->x + msg->w,
+	    msg->y + msg->h);
+	if (msg->incremental) {
+		m = sraRgnCreateRgn(v->cl->modifiedRegion);
+		sraRgnAnd(m, req);
+		if (!sraRgnEmpty(m)) {
+			band = sraRgnBBox(m);
+			if (sraRgnPopRect(band, &bb, 0))
+				top = bb.y1;
+			sraRgnDestroy(band);
+		}
+		sraRgnDestroy(m);
 	}
+	if (top + rows > msg->y + msg->h)
+		top = msg->y + msg->h - rows;
+	if (!msg->incremental) {
+		band = sraRgnCreateRect(msg->x, top, msg->x + msg->w,
+		    top + rows);
+		sraRgnSubtract(req, band);
+		sraRgnOr(v->cl->modifiedRegion, req);
+		sraRgnDestroy(band);
+	}
+	sraRgnDestroy(req);
+	msg->y = (uint16_t)top;
 	msg->h = (uint16_t)rows;
 }
 
