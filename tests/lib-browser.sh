@@ -13,8 +13,9 @@ command -v jq >/dev/null 2>&1 || { echo "# SKIP: no jq"; exit 77; }
 
 TB_FIX="$top_srcdir/tests/fixtures/browser-fixture.py"
 # Each test uses its own DevTools ports, away from other tests' and from
-# a browser someone runs by hand on 9222.
-: "${GUESTD_CDP_BASE:=$((30000 + $$ % 20000))}"
+# a browser someone runs by hand on 9222, and below the ephemeral ports
+# (32768 and up) that any connection on this machine may hold.
+: "${GUESTD_CDP_BASE:=$((20000 + ($$ % 1100) * 10))}"
 export GUESTD_CDP_BASE
 # Desktops away from the low slots other X servers on this machine use.
 : "${GUESTD_DISPLAY_FIRST:=$((100 + $$ % 800))}"

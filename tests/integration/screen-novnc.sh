@@ -25,17 +25,8 @@ NOVNC_DIR=${NOVNC_DIR:-/usr/share/novnc}
 [ -f "$NOVNC_DIR/core/rfb.js" ] ||
 	t_fail "no noVNC in $NOVNC_DIR (Debian package novnc; see packaging/install-deps.sh)"
 
-NOVNC_MODULES="$top_srcdir/tests/browser"
-if [ ! -f "$NOVNC_MODULES/node_modules/playwright-core/package.json" ]; then
-	command -v npm >/dev/null 2>&1 || t_fail "no npm for playwright-core"
-	mkdir -p "$T/browser"
-	cp "$top_srcdir/tests/browser/package.json" \
-	    "$top_srcdir/tests/browser/package-lock.json" "$T/browser/"
-	(cd "$T/browser" && npm ci --prefer-offline --no-audit --no-fund \
-	    --loglevel=error) >"$T/npm.log" 2>&1 ||
-		t_fail "npm ci: $(cat "$T/npm.log")"
-	NOVNC_MODULES="$T/browser"
-fi
+t_browser_modules
+NOVNC_MODULES=$BROWSER_MODULES
 
 GUESTD_DISPLAY_FIRST=$((200 + ($$ + 110) % 500))
 export GUESTD_DISPLAY_FIRST

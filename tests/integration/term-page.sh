@@ -9,9 +9,7 @@ CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser ||
 command -v node >/dev/null 2>&1 || { echo "# no node"; exit 77; }
 [ -f "${TERM_ASSETS:-}/xterm/xterm.js" ] ||
 	t_fail "no xterm.js in term-assets (run packaging/install-deps.sh)"
-BROWSER_MODULES="$top_srcdir/tests/browser"
-[ -f "$BROWSER_MODULES/node_modules/playwright-core/package.json" ] ||
-	t_fail "no playwright-core (run packaging/install-deps.sh)"
+t_browser_modules
 term_start
 TOK_CONTROL=$(term_grant control)
 TOK_VIEW=$(term_grant view)
