@@ -1279,6 +1279,34 @@ guest_act_error(json_t *reply)
 	json_decref(extra);
 }
 
+/*
+ * Send a batch op (display.act, page.act) on a connected client and wait
+ * for its reply without an idle limit of our own: a batch may wait and
+ * hold keys.  The result goes to standard output; so does a failure's
+ * progress (guest_act_error).  args is stolen.
+ */
+static int
+guest_run_batch(struct guest *g, const char *op, json_t *args)
+{
+	struct guest_act	a;
+	int			r;
+
+	memset(&a, 0, sizeof(a));
+	if (gclient_request(g->c, op, guest_args(g, args), guest_act_reply,
+	    NULL, &a) == 0)
+		return guest_conn_failed(g, ERR_PEER_GONE);
+	if ((r = gclient_run(g->c, &a.done, 0)) != 0)
+		return guest_conn_failed(g, r);
+	if (!json_is_true(json_object_get(a.reply, "ok"))) {
+		guest_act_error(a.reply);
+		json_decref(a.reply);
+		return CLI_EXIT_ERROR;
+	}
+	guest_print_json(json_object_get(a.reply, "result"));
+	json_decref(a.reply);
+	return CLI_EXIT_OK;
+}
+
 static int
 guest_act(struct guest *g, int argc, char **argv)
 {
@@ -1288,7 +1316,6 @@ guest_act(struct guest *g, int argc, char **argv)
 		{ "scale", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct guest_act	 a;
 	json_t			*args, *actions;
 	json_error_t		 je;
 	char			*ep;
@@ -1321,21 +1348,7 @@ guest_act(struct guest *g, int argc, char **argv)
 		json_decref(args);
 		return r;
 	}
-	memset(&a, 0, sizeof(a));
-	if (gclient_request(g->c, "display.act", guest_args(g, args),
-	    guest_act_reply, NULL, &a) == 0)
-		return guest_conn_failed(g, ERR_PEER_GONE);
-	/* A batch may wait and hold keys: no idle limit of our own. */
-	if ((r = gclient_run(g->c, &a.done, 0)) != 0)
-		return guest_conn_failed(g, r);
-	if (!json_is_true(json_object_get(a.reply, "ok"))) {
-		guest_act_error(a.reply);
-		json_decref(a.reply);
-		return CLI_EXIT_ERROR;
-	}
-	guest_print_json(json_object_get(a.reply, "result"));
-	json_decref(a.reply);
-	return CLI_EXIT_OK;
+	return guest_run_batch(g, "display.act", args);
 }
 
 static int
@@ -1514,7 +1527,6 @@ guest_page_snapshot(struct guest *g, int argc, char **argv)
 static int
 guest_page_act(struct guest *g, int argc, char **argv)
 {
-	struct guest_act	 a;
 	json_error_t		 je;
 	json_t			*j;
 	int			 r;
@@ -1537,20 +1549,7 @@ guest_page_act(struct guest *g, int argc, char **argv)
 	}
 	/* As act: a failure's progress (completed, uncertain, fallback)
 	 * goes to standard output as JSON. */
-	memset(&a, 0, sizeof(a));
-	if (gclient_request(g->c, "page.act", guest_args(g, j),
-	    guest_act_reply, NULL, &a) == 0)
-		return guest_conn_failed(g, ERR_PEER_GONE);
-	if ((r = gclient_run(g->c, &a.done, 0)) != 0)
-		return guest_conn_failed(g, r);
-	if (!json_is_true(json_object_get(a.reply, "ok"))) {
-		guest_act_error(a.reply);
-		json_decref(a.reply);
-		return CLI_EXIT_ERROR;
-	}
-	guest_print_json(json_object_get(a.reply, "result"));
-	json_decref(a.reply);
-	return CLI_EXIT_OK;
+	return guest_run_batch(g, "page.act", j);
 }
 
 static const struct guest_verb guest_verbs[] = {
