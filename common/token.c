@@ -94,6 +94,30 @@ out:
 }
 
 int
+token_hex(char *out, size_t nbytes)
+{
+	static const char	 digits[] = "0123456789abcdef";
+	uint8_t			 b[32];
+	size_t			 i, n, done = 0;
+
+	while (done < nbytes) {
+		n = nbytes - done < sizeof b ? nbytes - done : sizeof b;
+		if (token_random(b, n) != 0) {
+			memset(out, '0', 2 * nbytes);
+			out[2 * nbytes] = '\0';
+			return ERR_INTERNAL;
+		}
+		for (i = 0; i < n; i++) {
+			out[2 * (done + i)] = digits[b[i] >> 4];
+			out[2 * (done + i) + 1] = digits[b[i] & 15];
+		}
+		done += n;
+	}
+	out[2 * nbytes] = '\0';
+	return 0;
+}
+
+int
 token_equal(const char *a, size_t alen, const char *b, size_t blen)
 {
 	volatile uint8_t diff = 0;

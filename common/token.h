@@ -16,6 +16,13 @@
 int	 token_new(char *out, size_t outlen);
 /* Fill p with n random bytes from getrandom; 0 or ERR_INTERNAL. */
 int	 token_random(void *p, size_t n);
+/*
+ * Fill out with 2 * nbytes lowercase hex digits of fresh randomness and a
+ * NUL (out needs 2 * nbytes + 1 bytes): ids and refs that need not be
+ * secret-strength strings but must not repeat.  0, or ERR_INTERNAL with
+ * out all '0' digits.
+ */
+int	 token_hex(char *out, size_t nbytes);
 /* 1 when equal; time depends only on the lengths, not on content. */
 int	 token_equal(const char *a, size_t alen, const char *b, size_t blen);
 /*

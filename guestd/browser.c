@@ -45,6 +45,7 @@
 #include "control.h"
 #include "display.h"
 #include "err.h"
+#include "exec.h"
 #include "guestd.h"
 #include "json.h"
 #include "log.h"
@@ -933,7 +934,6 @@ browser_exec(struct browser *b)
 {
 	posix_spawn_file_actions_t	 fa;
 	posix_spawnattr_t		 attr;
-	sigset_t			 none, all;
 	char				**argv, **envp;
 	pid_t				 pid;
 	int				 p[2], e, r = ERR_INTERNAL;
@@ -942,13 +942,7 @@ browser_exec(struct browser *b)
 		return err_from_errno(errno);
 	argv = browser_argv(b);
 	envp = browser_env(b);
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID |
-	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
+	exec_spawnattr_init(&attr);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);

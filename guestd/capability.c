@@ -306,7 +306,6 @@ capability_op_grant(struct control_conn *c, uint32_t id, json_t *args,
 	struct display		*d;
 	struct rfb		*scr;
 	const char		*bot, *policy;
-	unsigned char		 rnd[8];
 	int64_t			 ttl = 0;
 	json_t			*res;
 	char			 path[16 + TOKEN_STRLEN];
@@ -337,10 +336,8 @@ capability_op_grant(struct control_conn *c, uint32_t id, json_t *args,
 	cap->control = strcmp(policy, "control") == 0;
 	snprintf(cap->bot, sizeof cap->bot, "%s", bot);
 	if ((r = token_new(cap->token, sizeof cap->token)) != 0 ||
-	    (r = token_random(rnd, sizeof rnd)) != 0)
+	    (r = token_hex(cap->id, 8)) != 0)
 		goto out;
-	snprintf(cap->id, sizeof cap->id, "%02x%02x%02x%02x%02x%02x%02x%02x",
-	    rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
 	if ((r = cap_listen(cap)) != 0)
 		goto out;
 	if (ttl > 0) {

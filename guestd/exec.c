@@ -902,6 +902,20 @@ exec_close_pair(int p[2])
 	p[0] = p[1] = -1;
 }
 
+void
+exec_spawnattr_init(posix_spawnattr_t *attr)
+{
+	sigset_t	all, none;
+
+	sigfillset(&all);
+	sigemptyset(&none);
+	posix_spawnattr_init(attr);
+	posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSID |
+	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setsigmask(attr, &none);
+	posix_spawnattr_setsigdefault(attr, &all);
+}
+
 /*
  * Start the command with posix_spawn(3): glibc runs it with
  * clone(CLONE_VM|CLONE_VFORK), far cheaper than fork() of a daemon, and
@@ -918,7 +932,6 @@ exec_spawn(const struct exec_args *a, int cwdfd, int in[2], int out[2],
 {
 	posix_spawn_file_actions_t	 fa;
 	posix_spawnattr_t		 attr;
-	sigset_t			 all, none;
 	char				*argv[4];
 	char				**envp = NULL;
 	int				 devnull = -1, infd, r, e;
@@ -943,13 +956,7 @@ exec_spawn(const struct exec_args *a, int cwdfd, int in[2], int out[2],
 	argv[2] = (char *)a->command;
 	argv[3] = NULL;
 
-	sigfillset(&all);
-	sigemptyset(&none);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID |
-	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
+	exec_spawnattr_init(&attr);
 	posix_spawn_file_actions_init(&fa);
 	/* dup2 onto the same number clears CLOEXEC, as POSIX asks. */
 	posix_spawn_file_actions_adddup2(&fa, infd, 0);

@@ -8,6 +8,8 @@
 #ifndef GUESTD_EXEC_H
 #define GUESTD_EXEC_H
 
+#include <spawn.h>
+
 #include "control.h"
 
 int	exec_op_run(struct control_conn *, uint32_t, json_t *, char *, size_t);
@@ -18,5 +20,13 @@ unsigned exec_running(void);
  * terminal (pty.c); free with exec_env_free(). */
 char	**exec_env_new(const char *bot);
 void	  exec_env_free(char **envp);
+
+/*
+ * posix_spawn attributes for every child guestd starts (commands, shells,
+ * browsers): a session of its own, an empty signal mask and default
+ * dispositions, since guestd itself blocks signals for its signalfd and
+ * ignores SIGPIPE.  Release with posix_spawnattr_destroy().
+ */
+void	 exec_spawnattr_init(posix_spawnattr_t *attr);
 
 #endif

@@ -113,18 +113,6 @@ gateway_count(void)
 
 /* ---- diagnostics (C-14) -------------------------------------------------- */
 
-static void
-gw_new_id(char id[17])
-{
-	unsigned char	r[8];
-	int		i;
-
-	if (token_random(r, sizeof r) != 0)
-		memset(r, 0, sizeof r);
-	for (i = 0; i < 8; i++)
-		snprintf(id + 2 * i, 3, "%02x", r[i]);
-}
-
 static const char *
 gw_policy(const struct gateway_conn *g)
 {
@@ -155,7 +143,7 @@ gw_reject(const char *reason)
 {
 	char	cid[17];
 
-	gw_new_id(cid);
+	(void)token_hex(cid, 8);
 	gw_event("screen.proxy.target_rejected", cid, "unknown",
 	    json_pack("{s:s}", "reason", reason));
 }
@@ -533,7 +521,7 @@ gw_established(struct gateway_conn *g, struct lws *wsi)
 
 	g->wsi = wsi;
 	g->start_ms = loop_now_ms();
-	gw_new_id(g->id);
+	(void)token_hex(g->id, 8);
 	cap = capability_find(g->token, strlen(g->token));
 	explicit_bzero(g->token, sizeof g->token);
 	if (cap == NULL) {

@@ -524,16 +524,13 @@ page_begin_op(struct page_req *q)
 			return;
 		}
 		if (q->op == PG_SNAPSHOT) {
-			uint8_t	raw[16];
 			char	hex[33];
 			json_t	*refs = json_array();
-			int	i, k;
+			int	i;
 
 			for (i = 0; i < PAGE_MAX_ELEMENTS; i++) {
-				if (token_random(raw, sizeof raw) != 0)
+				if (token_hex(hex, 16) != 0)
 					fatal("no randomness");
-				for (k = 0; k < 16; k++)
-					snprintf(hex + 2 * k, 3, "%02x", raw[k]);
 				json_array_append_new(refs, json_string(hex));
 			}
 			r = page_eval(q, PH_SNAPSHOT, page_js_snapshot,

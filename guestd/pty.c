@@ -421,7 +421,6 @@ pty_spawn(const struct pty_server *s, int *masterp, pid_t *pidp)
 	posix_spawn_file_actions_t	 fa;
 	posix_spawnattr_t		 attr;
 	struct winsize			 ws = { 24, 80, 0, 0 };
-	sigset_t			 all, none;
 	char				*argv[3], **envp = NULL;
 	char				 slave[64];
 	int				 m = -1, sl = -1, cwd = -1, e, r;
@@ -452,13 +451,7 @@ pty_spawn(const struct pty_server *s, int *masterp, pid_t *pidp)
 	argv[0] = (char *)"bash";
 	argv[1] = (char *)"-l";
 	argv[2] = NULL;
-	sigfillset(&all);
-	sigemptyset(&none);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID |
-	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
+	exec_spawnattr_init(&attr);
 	posix_spawn_file_actions_init(&fa);
 	/* After setsid(): without O_NOCTTY this becomes the controlling
 	 * terminal. */
@@ -834,18 +827,6 @@ pty_server_get(const struct capability *cap)
 	return s;
 }
 
-static void
-pty_new_id(char id[17])
-{
-	unsigned char	r[8];
-	int		i;
-
-	if (token_random(r, sizeof r) != 0)
-		memset(r, 0, sizeof r);
-	for (i = 0; i < 8; i++)
-		snprintf(id + 2 * i, 3, "%02x", r[i]);
-}
-
 /*
  * The token of a /term/<token> URI into tok: 1 when wsi is a terminal's,
  * with *ok set when the token is well-formed.
@@ -918,7 +899,7 @@ pty_established(struct lws *wsi)
 	}
 	c = xcalloc(1, sizeof *c);
 	c->wsi = wsi;
-	pty_new_id(c->id);
+	(void)token_hex(c->id, 8);
 	pty_frame_init(&c->fr);
 	c->out = xmalloc(LWS_PRE + PTY_CHUNK);
 	c->next = pty_clients;

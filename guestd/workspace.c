@@ -19,7 +19,6 @@
  */
 #include "autoconf.h"
 
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -41,6 +40,7 @@
 #include "err.h"
 #include "guestd.h"
 #include "log.h"
+#include "token.h"
 #include "browser.h"
 #include "loop.h"
 #include "proto.h"
@@ -395,22 +395,13 @@ workspace_tree_empty(int dirfd)
 static void
 ws_random_name(char *dst, size_t dstlen, const char *prefix)
 {
-	uint8_t	b[8];
-	size_t	i, got = 0;
-	ssize_t	n;
+	char	hex[17];
 
-	while (got < sizeof b) {
-		n = getrandom(b + got, sizeof b - got, 0);
-		if (n <= 0) {
-			if (n == -1 && errno == EINTR)
-				continue;
-			fatal("getrandom: %s", strerror(errno));
-		}
-		got += (size_t)n;
-	}
-	snprintf(dst, dstlen, "%s", prefix);
-	for (i = 0; i < sizeof b; i++)
-		snprintf(dst + strlen(dst), dstlen - strlen(dst), "%02x", b[i]);
+	if (token_hex(hex, 8) != 0)
+		fatal("no randomness");
+	/* Our prefixes are short constants: a longer name is a bug. */
+	if ((size_t)snprintf(dst, dstlen, "%s%s", prefix, hex) >= dstlen)
+		fatal("staging name too long");
 }
 
 /* ---- export (worker side) ------------------------------------------------ */

@@ -64,6 +64,27 @@ test_new(void **state)
 }
 
 static void
+test_hex(void **state)
+{
+	char	 a[33], b[33];
+	size_t	 i;
+
+	assert_int_equal(token_hex(a, 16), 0);
+	assert_int_equal(token_hex(b, 16), 0);
+	assert_int_equal(strlen(a), 32);
+	assert_string_not_equal(a, b);
+	for (i = 0; i < 32; i++)
+		assert_non_null(strchr("0123456789abcdef", a[i]));
+	/* Longer than one internal batch of randomness. */
+	{
+		char	big[2 * 100 + 1];
+
+		assert_int_equal(token_hex(big, 100), 0);
+		assert_int_equal(strlen(big), 200);
+	}
+}
+
+static void
 test_random(void **state)
 {
 	uint8_t	 a[64], b[64];
@@ -174,6 +195,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_new),
+		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_random),
 		cmocka_unit_test(test_equal),
 		cmocka_unit_test(test_wipe),
