@@ -121,6 +121,8 @@ static const struct err_entry err_table[] = {
 	    "The page tools cannot do this; use the desktop tools." },
 	[-ERR_PAGE_ACTION] = { "PAGE_ACTION_FAILED",
 	    "A page action failed." },
+	[-ERR_TIMEOUT] = { "TIMEOUT",
+	    "The wait ended before what it waited for happened." },
 };
 
 /* Unknown codes read as INTERNAL: a client never sees an unnamed error. */

@@ -6,7 +6,6 @@
 #include "autoconf.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,49 +14,35 @@
 #include "err.h"
 #include "redact.h"
 #include "activity.h"
+#include "task.h"
 
-static pthread_mutex_t	 activity_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t	 activity_cv = PTHREAD_COND_INITIALIZER;
+static struct task_cond	 activity_cv;
 static uint64_t		 activity_counter;
 
 uint64_t
 activity_seq(void)
 {
-	uint64_t	 v;
-
-	pthread_mutex_lock(&activity_mu);
-	v = activity_counter;
-	pthread_mutex_unlock(&activity_mu);
-	return v;
+	return activity_counter;
 }
 
 uint64_t
 activity_wait(uint64_t seen, int64_t deadline_ms)
 {
-	struct timespec	 ts;
-	uint64_t	 v;
+	int64_t	 left;
 
-	/* store_now_ms() is CLOCK_REALTIME, the condvar's default clock. */
-	ts.tv_sec = deadline_ms / 1000;
-	ts.tv_nsec = (deadline_ms % 1000) * 1000000;
-	pthread_mutex_lock(&activity_mu);
-	while (activity_counter == seen)
-		if (pthread_cond_timedwait(&activity_cv, &activity_mu,
-		    &ts) == ETIMEDOUT)
+	while (activity_counter == seen) {
+		left = deadline_ms - store_now_ms();
+		if (left <= 0 || task_cond_wait(&activity_cv, left) != 0)
 			break;
-	v = activity_counter;
-	pthread_mutex_unlock(&activity_mu);
-	return v;
+	}
+	return activity_counter;
 }
 
-/* After the row is committed: wake the long polls (GET .../activity). */
-static void
+void
 activity_notify(void)
 {
-	pthread_mutex_lock(&activity_mu);
 	activity_counter++;
-	pthread_cond_broadcast(&activity_cv);
-	pthread_mutex_unlock(&activity_mu);
+	task_cond_broadcast(&activity_cv);
 }
 
 int

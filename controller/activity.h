@@ -18,14 +18,16 @@ int	activity_command(struct store *s, const char *computer,
 	    const char *bot, const char *tool, int ok, const char *fmt, ...)
 	    __attribute__((format(printf, 6, 7)));
 /*
- * Long-poll support: every event recorded in this process bumps a counter
- * and wakes the waiters.  Read activity_seq() before listing; if the list
- * is empty, activity_wait(seq, deadline) sleeps until an event is added
- * after that read or until deadline_ms (store_now_ms() clock).  Returns
- * the new counter.  Events written by another process do not wake it.
+ * Long-poll support: every event recorded in this process, and every
+ * change another process makes to the state store (serve watches it and
+ * calls activity_notify()), bumps a counter and wakes the waiters.  Read
+ * activity_seq() before listing; if the list is empty, activity_wait(seq,
+ * deadline) lets the task wait until the counter moves after that read or
+ * until deadline_ms (store_now_ms() clock).  Returns the new counter.
  */
 uint64_t activity_seq(void);
 uint64_t activity_wait(uint64_t seen, int64_t deadline_ms);
+void	 activity_notify(void);
 
 /* {id, computer, bot, ts_ms, kind, tool, ok, text} (new reference). */
 json_t	*activity_json(const struct store_event *e);

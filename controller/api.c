@@ -1,14 +1,19 @@
 /*
- * The controller's HTTP/JSON API (api.h).  Each request opens its own
- * store connection (requests run on worker threads; SQLite connections are
- * not shared between them), checks the bearer token in constant time,
+ * The controller's HTTP/JSON API (api.h).  Each request takes its own
+ * store connection (requests run as tasks that may wait; SQLite
+ * connections are not shared between them), checks the bearer token in constant time,
  * routes by method and path, and answers JSON.  Bad input is refused
  * before anything changes; every refusal carries a stable code (X-6).
  */
 #include "autoconf.h"
 
+#include <sys/file.h>
+#include <sys/stat.h>
+
 #include <ctype.h>
-#include <pthread.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,13 +29,11 @@
 #include "lease.h"
 #include "run.h"
 #include "store.h"
+#include "task.h"
 #include "tool.h"
 
 #define API_ERRLEN	512
 #define API_CALL_TTL_MS	(10 * 60 * 1000)
-
-/* One start at a time in this process: two never race into two guestds. */
-static pthread_mutex_t	 api_start_mu = PTHREAD_MUTEX_INITIALIZER;
 
 struct api_ctx;
 static int	api_grant_remember(struct api_ctx *, const struct store_lease *,
@@ -213,13 +216,58 @@ api_lease_json(const struct store_lease *l)
 
 /* ---- computers -------------------------------------------------------- */
 
-/* Make c run (C-6: on the first tool call).  Serialised per process. */
+/*
+ * One start of computer id at a time, across every rakazoctl process on
+ * this host: an flock on DATA_DIR/locks/start-<id>.  Two opens conflict
+ * even within one process, so this also orders our own tasks.  flock has
+ * no waitable descriptor, so a task that finds it taken retries on a
+ * short timer, and only while a start is under way.
+ */
+static int
+api_start_lock(struct api_ctx *x, const char *id, int *fdp)
+{
+	char	 path[PATH_MAX];
+	int64_t	 waited = 0;
+	int	 fd;
+
+	*fdp = -1;
+	if (x->a->lock_dir == NULL)
+		return 0;
+	snprintf(path, sizeof path, "%s/locks", x->a->lock_dir);
+	if (mkdir(path, 0700) == -1 && errno != EEXIST)
+		return err_from_errno(errno);
+	if ((size_t)snprintf(path, sizeof path, "%s/locks/start-%s",
+	    x->a->lock_dir, id) >= sizeof path)
+		return ERR_NAME_TOO_LONG;
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
+		return err_from_errno(errno);
+	while (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) ||
+		    waited >= API_START_LOCK_MS) {
+			close(fd);
+			return ERR_BUSY;
+		}
+		if (task_sleep(API_START_LOCK_POLL_MS) != 0) {
+			close(fd);
+			return ERR_BUSY;
+		}
+		waited += API_START_LOCK_POLL_MS;
+	}
+	*fdp = fd;
+	return 0;
+}
+
+/* Make c run (C-6: on the first tool call), once across processes. */
 static int
 api_ensure_running(struct api_ctx *x, struct store_computer *c)
 {
-	int	 r = 0;
+	int	 r = 0, lk = -1;
 
-	pthread_mutex_lock(&api_start_mu);
+	if ((r = api_start_lock(x, c->id, &lk)) != 0) {
+		snprintf(x->err, sizeof x->err, "another start of the "
+		    "computer did not finish");
+		return r;
+	}
 	/* Re-read: another request may have started it meanwhile. */
 	if ((r = store_computer_get(x->s, c->id, c)) != 0)
 		goto out;
@@ -237,7 +285,8 @@ api_ensure_running(struct api_ctx *x, struct store_computer *c)
 	log_info("computer.started", "computer=%s provider=%s", c->id,
 	    c->provider);
 out:
-	pthread_mutex_unlock(&api_start_mu);
+	if (lk >= 0)
+		close(lk);	/* releases the flock */
 	return r;
 }
 
@@ -1023,26 +1072,22 @@ api_route(struct api_ctx *x, char **seg, size_t n)
 
 /*
  * Opening the store costs a file open, WAL setup and a schema check: keep a
- * few open handles for the request threads to reuse instead of paying that
- * on every call.  SQLite's serialized mode lets a handle move between
- * threads as long as one thread uses it at a time, which the pool ensures.
+ * few open handles for the request tasks to reuse instead of paying that
+ * on every call.  A task owns its handle until it replies, so tasks that
+ * wait (on guestd, or in SQLite's busy handler) never share one.
  */
 #define API_STORE_POOL	8
 
-static pthread_mutex_t	 api_pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct store	*api_pool[API_STORE_POOL];
 static int		 api_npool;
 
 static int
 api_store_get(struct api *a, struct store **s, char *err, size_t errlen)
 {
-	pthread_mutex_lock(&api_pool_mu);
 	if (api_npool > 0) {
 		*s = api_pool[--api_npool];
-		pthread_mutex_unlock(&api_pool_mu);
 		return 0;
 	}
-	pthread_mutex_unlock(&api_pool_mu);
 	return store_open(s, a->store_url, err, errlen);
 }
 
@@ -1057,12 +1102,10 @@ api_store_put(struct store *s)
 		store_free(s);
 		return;
 	}
-	pthread_mutex_lock(&api_pool_mu);
 	if (api_npool < API_STORE_POOL) {
 		api_pool[api_npool++] = s;
 		s = NULL;
 	}
-	pthread_mutex_unlock(&api_pool_mu);
 	store_free(s);
 }
 

@@ -1,7 +1,7 @@
 /*
  * The HTTP/JSON API of rakazoctl serve (SPEC C-1, C-4), independent of the
- * HTTP server: serve.c hands each complete request here (from a worker
- * thread) and writes back what comes out.  Routes:
+ * HTTP server: serve.c hands each complete request here (in a task of
+ * its own, task.h) and writes back what comes out.  Routes:
  *
  *   GET    /internal/health                   (no auth)
  *   GET    /v1/tools
@@ -33,14 +33,17 @@
 
 #define API_MAX_BODY	(1024 * 1024)
 #define API_WAIT_MAX_MS	60000
+#define API_START_LOCK_MS	120000
+#define API_START_LOCK_POLL_MS	25
 
 struct api {
 	const char	*store_url;	/* DATA_DIR or sqlite:PATH */
+	const char	*lock_dir;	/* DATA_DIR: cross-process locks */
 	struct provider	*prov;
 	const char	*token;		/* bearer token */
 	int64_t		 idle_ms;	/* SANDBOX_IDLE_MS; 0 = never */
 	/*
-	 * Called (from a request's thread) when a capability was stored
+	 * Called (from a request's task) when a capability was stored
 	 * under a lease that expires at at_ms, so the server's expiry timer
 	 * fires by then.  May be NULL.
 	 */

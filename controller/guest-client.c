@@ -35,6 +35,7 @@
 #include "proto.h"
 #include "redact.h"
 #include "controller/guest-client.h"
+#include "controller/task.h"
 
 #ifndef VERSION
 #define VERSION "0"
@@ -77,6 +78,9 @@ struct gclient_watch {
 
 struct gclient {
 	struct lws_context	*ctx;
+	struct lws_vhost	*vhost;		/* attached: the owner's */
+	int			 attached;
+	struct task_cond	 cv;		/* attached: waiting tasks */
 	struct lws		*wsi;
 	enum gclient_state	 state;
 	int			 err;		/* first fatal error */
@@ -122,6 +126,8 @@ static int	gclient_lws_cb(struct lws *, enum lws_callback_reasons, void *,
 		    void *, size_t);
 static int	gclient_fd_lws_cb(struct lws *, enum lws_callback_reasons,
 		    void *, void *, size_t);
+static int	gclient_lws_event(struct gclient *, struct lws *,
+		    enum lws_callback_reasons, void *, size_t);
 
 #define GCLIENT_FD_PROTOCOL	"rakazo-gclient-fd"
 
@@ -129,6 +135,10 @@ static const struct lws_protocols gclient_protocols[] = {
 	{ PROTO_SUBPROTOCOL, gclient_lws_cb, 0, 65536, 0, NULL, 0 },
 	{ GCLIENT_FD_PROTOCOL, gclient_fd_lws_cb, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
+};
+
+const struct lws_protocols gclient_protocol = {
+	PROTO_SUBPROTOCOL, gclient_lws_cb, 0, 65536, 0, NULL, 0
 };
 
 /* Record the first fatal error; later ones are consequences. */
@@ -507,10 +517,22 @@ static int
 gclient_lws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     void *in, size_t len)
 {
-	struct gclient	*c = lws_context_user(lws_get_context(wsi));
+	struct gclient	*c = lws_get_opaque_user_data(wsi);
+	int		 r;
 
 	if (c == NULL)
 		return 0;
+	r = gclient_lws_event(c, wsi, reason, in, len);
+	/* Attached: tasks waiting on this client recheck their state. */
+	if (c->attached)
+		task_cond_broadcast(&c->cv);
+	return r;
+}
+
+static int
+gclient_lws_event(struct gclient *c, struct lws *wsi,
+    enum lws_callback_reasons reason, void *in, size_t len)
+{
 	switch (reason) {
 	case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
 		return gclient_append_auth(c, wsi, in, len);
@@ -561,7 +583,7 @@ static int
 gclient_fd_lws_cb(struct lws *wsi, enum lws_callback_reasons reason,
     void *user, void *in, size_t len)
 {
-	struct gclient		*c = lws_context_user(lws_get_context(wsi));
+	struct gclient		*c = lws_get_opaque_user_data(wsi);
 	struct gclient_watch	*w;
 
 	if (c == NULL)
@@ -602,11 +624,50 @@ gclient_idle_cb(lws_sorted_usec_list_t *sul)
 	lws_sul_schedule(c->ctx, 0, &c->sul, gclient_idle_cb, due - now);
 }
 
+/*
+ * Attached: the owner's loop runs; this task waits for the client's
+ * callbacks.  Several tasks may wait on one client, each for its own
+ * request, so the idle limit is measured per waiter from the later of its
+ * start and the connection's last traffic.
+ */
+static int
+gclient_run_task(struct gclient *c, const int *done, int timeout_ms)
+{
+	lws_usec_t	 start = lws_now_usecs(), since, now;
+	int64_t		 left = -1;
+
+	for (;;) {
+		if (done != NULL && *done)
+			return 0;
+		if (c->err != 0 || c->state == GCLIENT_CLOSED)
+			return c->err != 0 ? c->err : ERR_PEER_GONE;
+		if (timeout_ms > 0) {
+			now = lws_now_usecs();
+			since = c->last_activity > start ? c->last_activity :
+			    start;
+			left = timeout_ms - (int64_t)(now - since) / 1000;
+			if (left <= 0) {
+				gclient_fail(c, ERR_PEER_GONE, "guestd did not "
+				    "answer within %d ms", timeout_ms);
+				task_cond_broadcast(&c->cv);
+				return c->err;
+			}
+		}
+		if (task_cond_wait(&c->cv, left) == ERR_INTERNAL) {
+			gclient_fail(c, ERR_INTERNAL, "an attached client "
+			    "waited outside a task");
+			return c->err;
+		}
+	}
+}
+
 int
 gclient_run(struct gclient *c, const int *done, int timeout_ms)
 {
 	int	 r = ERR_INTERNAL;
 
+	if (c->attached)
+		return gclient_run_task(c, done, timeout_ms);
 	c->timed_out = 0;
 	c->last_activity = lws_now_usecs();
 	if (timeout_ms > 0) {
@@ -720,6 +781,17 @@ out:
 	return id;
 }
 
+void
+gclient_forget(struct gclient *c, uint32_t id)
+{
+	struct gclient_req	*r, **pp;
+
+	if ((r = gclient_req_find(c, id, &pp)) == NULL)
+		return;
+	*pp = r->next;
+	free(r);
+}
+
 int
 gclient_upload(struct gclient *c, uint32_t id, gclient_source_cb src,
     void *arg)
@@ -779,20 +851,23 @@ gclient_open(struct gclient *c, char *err, size_t errlen)
 	struct lws_client_connect_info		 ci;
 	int					 r;
 
-	memset(&info, 0, sizeof(info));
-	info.port = CONTEXT_PORT_NO_LISTEN;
-	info.protocols = gclient_protocols;
-	info.gid = -1;
-	info.uid = -1;
-	info.user = c;
-	c->ctx = lws_create_context(&info);
-	if (c->ctx == NULL) {
-		snprintf(err, errlen, "INTERNAL: cannot create the websocket "
-		    "context");
-		return ERR_INTERNAL;
+	if (!c->attached) {
+		memset(&info, 0, sizeof(info));
+		info.port = CONTEXT_PORT_NO_LISTEN;
+		info.protocols = gclient_protocols;
+		info.gid = -1;
+		info.uid = -1;
+		c->ctx = lws_create_context(&info);
+		if (c->ctx == NULL) {
+			snprintf(err, errlen, "INTERNAL: cannot create the "
+			    "websocket context");
+			return ERR_INTERNAL;
+		}
 	}
 	memset(&ci, 0, sizeof(ci));
 	ci.context = c->ctx;
+	ci.vhost = c->vhost;
+	ci.opaque_user_data = c;
 	ci.address = c->host;
 	ci.port = c->port;
 	ci.path = c->path;
@@ -809,11 +884,18 @@ gclient_open(struct gclient *c, char *err, size_t errlen)
 	}
 	c->last_activity = lws_now_usecs();
 	c->idle_us = (lws_usec_t)c->timeout_ms * 1000;
-	lws_sul_schedule(c->ctx, 0, &c->sul, gclient_idle_cb, c->idle_us);
-	while (c->state == GCLIENT_CONNECTING && !c->timed_out)
-		if (lws_service(c->ctx, 0) < 0)
-			break;
-	lws_sul_cancel(&c->sul);
+	if (c->attached) {
+		while (c->state == GCLIENT_CONNECTING)
+			if (task_cond_wait(&c->cv, c->timeout_ms) != 0)
+				break;
+	} else {
+		lws_sul_schedule(c->ctx, 0, &c->sul, gclient_idle_cb,
+		    c->idle_us);
+		while (c->state == GCLIENT_CONNECTING && !c->timed_out)
+			if (lws_service(c->ctx, 0) < 0)
+				break;
+		lws_sul_cancel(&c->sul);
+	}
 	if (c->state == GCLIENT_OPEN)
 		return 0;
 	if (c->err == 0)
@@ -864,6 +946,16 @@ gclient_connect(struct gclient **out, const struct gclient_opts *o,
 	}
 	c->secret = xstrdup(o->secret);
 	c->secretlen = strlen(c->secret);
+	if (o->vhost != NULL) {
+		if (task_self() == NULL || o->ctx == NULL) {
+			snprintf(err, errlen, "INTERNAL: an attached client "
+			    "connects from a task only");
+			goto out;
+		}
+		c->attached = 1;
+		c->vhost = o->vhost;
+		c->ctx = o->ctx;
+	}
 	if ((r = gclient_parse_url(c, o->url, err, errlen)) != 0)
 		goto out;
 	if ((r = gclient_open(c, err, errlen)) != 0)
@@ -886,7 +978,21 @@ gclient_free(struct gclient *c)
 
 	if (c == NULL)
 		return;
-	if (c->ctx != NULL) {
+	if (c->attached) {
+		/* The loop is the owner's: close ours, leave the rest. */
+		if (c->wsi != NULL) {
+			lws_set_opaque_user_data(c->wsi, NULL);
+			lws_set_timeout(c->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT,
+			    LWS_TO_KILL_ASYNC);
+		}
+		for (w = c->watches; w != NULL; w = w->next)
+			if (w->wsi != NULL) {
+				lws_set_opaque_user_data(w->wsi, NULL);
+				lws_set_timeout(w->wsi,
+				    PENDING_TIMEOUT_KILLED_BY_PARENT,
+				    LWS_TO_KILL_ASYNC);
+			}
+	} else if (c->ctx != NULL) {
 		lws_sul_cancel(&c->sul);
 		lws_context_destroy(c->ctx);
 	}
@@ -927,10 +1033,12 @@ gclient_watch_fd(struct gclient *c, int fd, gclient_fd_cb cb, void *arg)
 {
 	struct gclient_watch	*w;
 	lws_sock_file_fd_type	 u;
+	lws_adopt_desc_t	 ad;
 
-	if (c->wsi == NULL) {
+	if (c->wsi == NULL || c->attached) {
+		/* Attached clients have the owner's loop for their fds. */
 		close(fd);
-		return ERR_PEER_GONE;
+		return c->attached ? ERR_INTERNAL : ERR_PEER_GONE;
 	}
 	w = xcalloc(1, sizeof(*w));
 	w->cb = cb;
@@ -939,8 +1047,13 @@ gclient_watch_fd(struct gclient *c, int fd, gclient_fd_cb cb, void *arg)
 	w->next = c->watches;
 	c->watches = w;
 	u.filefd = fd;
-	w->wsi = lws_adopt_descriptor_vhost(lws_get_vhost(c->wsi),
-	    LWS_ADOPT_RAW_FILE_DESC, u, GCLIENT_FD_PROTOCOL, NULL);
+	memset(&ad, 0, sizeof(ad));
+	ad.vh = lws_get_vhost(c->wsi);
+	ad.type = LWS_ADOPT_RAW_FILE_DESC;
+	ad.fd = u;
+	ad.vh_prot_name = GCLIENT_FD_PROTOCOL;
+	ad.opaque = c;
+	w->wsi = lws_adopt_descriptor_vhost_via_info(&ad);
 	if (w->wsi == NULL) {
 		/* lws closed fd already. */
 		c->watches = w->next;

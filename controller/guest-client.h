@@ -2,9 +2,14 @@
  * A client of one guestd over its control channel (man/guestd-protocol.7).
  * Used by `rakazoctl guest ...` today and by the controller later.
  *
- * The client runs its own libwebsockets client context.  Requests are
- * asynchronous (callbacks run from gclient_run()); gclient_call() is the
- * blocking convenience for one JSON request/response.  Uploads are pulled
+ * Standalone (the CLI), the client runs its own libwebsockets client
+ * context.  Attached (rakazoctl serve), it lives on the owner's context
+ * and vhost, whose protocol list must hold gclient_protocol, and is used
+ * from tasks (task.h) only: gclient_connect(), gclient_run() and
+ * gclient_call() then wait by handing the loop back, never by running it,
+ * and several tasks may have requests in flight on one client.  Requests
+ * are asynchronous (callbacks run from the loop); gclient_call() is the
+ * waiting convenience for one JSON request/response.  Uploads are pulled
  * from a source callback only when the socket is writable, so a slow guestd
  * never makes the client buffer a whole file.
  */
@@ -15,6 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
+#include <libwebsockets.h>
 
 struct gclient;
 
@@ -22,7 +28,12 @@ struct gclient_opts {
 	const char	*url;		/* ws://127.0.0.1:7000 (path /control added) */
 	const char	*secret;	/* bearer secret; copied, wiped on free */
 	int		 timeout_ms;	/* connect + hello; 0 = 10000 */
+	/* Attached mode: both set, vhost lists gclient_protocol. */
+	struct lws_context *ctx;
+	struct lws_vhost *vhost;
 };
+
+extern const struct lws_protocols	gclient_protocol;
 
 /* A whole response {"id","ok","result"|"error"}; msg is borrowed. */
 typedef void	(*gclient_reply_cb)(struct gclient *c, uint32_t id,
@@ -51,6 +62,11 @@ void	 gclient_on_event(struct gclient *c, gclient_event_cb cb, void *arg);
 /* Send a request; args is stolen.  Returns the id (> 0) or 0 on error. */
 uint32_t gclient_request(struct gclient *c, const char *op, json_t *args,
 	    gclient_reply_cb on_reply, gclient_data_cb on_data, void *arg);
+/*
+ * Drop request id: no callback runs for it any more (its caller gave up
+ * and its arg may be gone).  A no-op for an unknown or answered id.
+ */
+void	 gclient_forget(struct gclient *c, uint32_t id);
 /* Stream a body for request id from src (channel 0, END at the end). */
 int	 gclient_upload(struct gclient *c, uint32_t id, gclient_source_cb src,
 	    void *arg);

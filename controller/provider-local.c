@@ -9,20 +9,21 @@
  * guestd is started in its own session so it outlives a controller restart;
  * the computer row's ref keeps {pid, port, secret_file, home} and a new
  * controller reconnects to it.  Connections to guestd are cached per
- * computer; one request at a time per computer (the mutex), many computers
- * in parallel.
+ * computer and shared: every task (task.h) with a request for a computer
+ * puts it on the same connection, so a long command on one bot never
+ * holds up another bot's observe.  All waits (guestd's readiness, a stop,
+ * a reply) hand the loop back instead of blocking it.
  */
 #include "autoconf.h"
 
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,20 +38,28 @@
 #include "token.h"
 #include "guest-client.h"
 #include "provider.h"
+#include "task.h"
 
 #define LOCAL_READY_MS		30000
 #define LOCAL_STOP_MS		5000
 #define LOCAL_CALL_IDLE_MS	600000
 
+/*
+ * One connection to one guestd.  Tasks hold references while they use
+ * it; a connection that failed or whose computer stopped is unlinked
+ * (dead) and freed by its last user, never under a waiting task.
+ */
 struct lconn {
-	char		 id[STORE_ID_MAX];
-	int		 port;
-	struct gclient	*c;
-	pthread_mutex_t	 mu;
-	struct lconn	*next;
+	char			 id[STORE_ID_MAX];
+	int			 port;
+	struct gclient		*c;
+	int			 refs;
+	int			 connecting;
+	int			 dead;
+	struct task_cond	 cv;		/* connecting finished */
+	struct lconn		*next;
 };
 
-static pthread_mutex_t	 local_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct lconn	*local_conns;
 
 struct local_ref {
@@ -116,26 +125,49 @@ local_alive(struct provider *p, const struct store_computer *c)
 	return local_pid_alive(ref.pid);
 }
 
-/* Forget the cached connection of computer id (it is stopped or gone). */
+static void
+local_conn_free(struct lconn *l)
+{
+	gclient_free(l->c);
+	free(l);
+}
+
+/* Unlink l; its last user frees it. */
+static void
+local_conn_kill(struct lconn *l)
+{
+	struct lconn	**pp;
+
+	if (l->dead)
+		return;
+	l->dead = 1;
+	for (pp = &local_conns; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
+	if (l->refs == 0)
+		local_conn_free(l);
+}
+
+static void
+local_conn_put(struct lconn *l)
+{
+	if (--l->refs == 0 && l->dead)
+		local_conn_free(l);
+}
+
+/* Forget the cached connections of computer id (it is stopped or gone). */
 static void
 local_conn_drop(const char *id)
 {
-	struct lconn	**pp, *l;
+	struct lconn	*l, *next;
 
-	pthread_mutex_lock(&local_mu);
-	for (pp = &local_conns; (l = *pp) != NULL; pp = &l->next) {
-		if (strcmp(l->id, id) != 0)
-			continue;
-		*pp = l->next;
-		/* Wait for a call in flight; it owns l->c meanwhile. */
-		pthread_mutex_lock(&l->mu);
-		gclient_free(l->c);
-		pthread_mutex_unlock(&l->mu);
-		pthread_mutex_destroy(&l->mu);
-		free(l);
-		break;
+	for (l = local_conns; l != NULL; l = next) {
+		next = l->next;
+		if (strcmp(l->id, id) == 0)
+			local_conn_kill(l);
 	}
-	pthread_mutex_unlock(&local_mu);
 }
 
 static int
@@ -214,33 +246,42 @@ local_exec_guestd(struct provider *p, const char *dir, const char *home,
 static int
 local_wait_port(int fd, pid_t pid, int *port, char *err, size_t errlen)
 {
-	struct pollfd	 pfd = { .fd = fd, .events = POLLIN };
-	char		 line[32];
-	ssize_t		 n;
-	int		 waited = 0, st;
+	char	 line[32];
+	ssize_t	 n;
+	int	 fds[2], pfd, which = -1, r;
 
-	while (waited < LOCAL_READY_MS) {
-		/* Short slices only to notice a child that died first. */
-		if (poll(&pfd, 1, 100) > 0) {
-			n = read(fd, line, sizeof line - 1);
-			if (n <= 0)
-				break;
+	*port = 0;
+	/* A pidfd turns "guestd died first" into one more readable fd. */
+	if ((pfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {
+		r = err_from_errno(errno);
+		snprintf(err, errlen, "cannot watch guestd: %s",
+		    strerror(errno));
+		goto fail;
+	}
+	fds[0] = fd;
+	fds[1] = pfd;
+	r = task_wait_fds(fds, 2, LOCAL_READY_MS, &which);
+	close(pfd);
+	if (r == 0 && which == 0) {
+		n = read(fd, line, sizeof line - 1);
+		if (n > 0) {
 			line[n] = '\0';
 			*port = atoi(line);
 			if (*port > 0 && *port < 65536)
 				return 0;
-			break;
 		}
-		waited += 100;
-		if (waitpid(pid, &st, WNOHANG) == pid) {
-			snprintf(err, errlen, "guestd exited during start-up "
-			    "(see guestd.log in the computer's directory)");
-			return ERR_PROVIDER;
-		}
-	}
+		snprintf(err, errlen, "guestd reported no port");
+	} else if (r == 0) {
+		(void)waitpid(pid, NULL, 0);
+		snprintf(err, errlen, "guestd exited during start-up "
+		    "(see guestd.log in the computer's directory)");
+		return ERR_PROVIDER;
+	} else
+		snprintf(err, errlen, "guestd did not report its port in time");
+fail:
 	kill(pid, SIGKILL);
+	(void)task_wait_pid(pid, -1);
 	(void)waitpid(pid, NULL, 0);
-	snprintf(err, errlen, "guestd did not report its port in time");
 	return ERR_PROVIDER;
 }
 
@@ -349,22 +390,17 @@ static int
 local_stop(struct provider *p, struct store_computer *c)
 {
 	struct local_ref	 ref;
-	struct timespec		 ts = { 0, 20 * 1000 * 1000 };
-	int			 waited = 0;
 
 	local_conn_drop(c->id);
 	if (local_ref_parse(c, &ref) != 0 || !local_pid_alive(ref.pid))
 		return 0;
 	kill((pid_t)ref.pid, SIGTERM);
-	/* Not our child after a restart: waitpid cannot tell us, kill can. */
-	while (local_pid_alive(ref.pid) && waited < LOCAL_STOP_MS) {
-		nanosleep(&ts, NULL);
-		waited += 20;
-	}
-	if (local_pid_alive(ref.pid)) {
+	/* A pidfd also watches a guestd that is not our child. */
+	if (task_wait_pid(ref.pid, LOCAL_STOP_MS) == ERR_TIMEOUT) {
 		kill((pid_t)ref.pid, SIGKILL);
-		(void)waitpid((pid_t)ref.pid, NULL, 0);
+		(void)task_wait_pid(ref.pid, -1);
 	}
+	(void)waitpid((pid_t)ref.pid, NULL, WNOHANG);
 	return 0;
 }
 
@@ -381,6 +417,7 @@ local_rmtree(const char *path)
 		execlp("rm", "rm", "-rf", "--", path, (char *)NULL);
 		_exit(127);
 	}
+	(void)task_wait_pid(pid, -1);
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
 	    WEXITSTATUS(st) != 0)
 		return ERR_IO;
@@ -453,8 +490,8 @@ local_source(void *arg, uint8_t *p, size_t max, int *end)
 }
 
 static int
-local_connect(const struct store_computer *c, struct gclient **out, char *err,
-    size_t errlen)
+local_connect(struct provider *p, const struct store_computer *c,
+    struct gclient **out, char *err, size_t errlen)
 {
 	struct local_ref	 ref;
 	struct gclient_opts	 o;
@@ -476,20 +513,27 @@ local_connect(const struct store_computer *c, struct gclient **out, char *err,
 	o.url = url;
 	o.secret = secret;
 	o.timeout_ms = 10000;
+	o.ctx = p->cfg.ctx;
+	o.vhost = p->cfg.vhost;
 	r = gclient_connect(out, &o, err, errlen);
 	token_wipe(secret, sizeof secret);
 	return r;
 }
 
-/* The cached connection of c (created on first use), locked. */
-static struct lconn *
-local_conn_get(const struct store_computer *c)
+/*
+ * A referenced, connected connection to c's guestd, created on first use.
+ * One task connects; the others wait for its outcome.
+ */
+static int
+local_conn_get(struct provider *p, const struct store_computer *c,
+    struct lconn **out, char *err, size_t errlen)
 {
 	struct local_ref	 ref;
 	struct lconn		*l;
+	int			 r;
 
+	*out = NULL;
 	(void)local_ref_parse(c, &ref);
-	pthread_mutex_lock(&local_mu);
 	for (l = local_conns; l != NULL; l = l->next)
 		if (strcmp(l->id, c->id) == 0 && l->port == ref.port)
 			break;
@@ -497,25 +541,47 @@ local_conn_get(const struct store_computer *c)
 		l = xcalloc(1, sizeof *l);
 		snprintf(l->id, sizeof l->id, "%s", c->id);
 		l->port = ref.port;
-		pthread_mutex_init(&l->mu, NULL);
 		l->next = local_conns;
 		local_conns = l;
 	}
-	/* Taken under local_mu so local_conn_drop() cannot free it first. */
-	pthread_mutex_lock(&l->mu);
-	pthread_mutex_unlock(&local_mu);
-	return l;
+	l->refs++;
+	while (l->connecting)
+		(void)task_cond_wait(&l->cv, -1);
+	if (l->c == NULL && !l->dead) {
+		l->connecting = 1;
+		r = local_connect(p, c, &l->c, err, errlen);
+		l->connecting = 0;
+		task_cond_broadcast(&l->cv);
+		if (r != 0) {
+			l->refs--;
+			local_conn_kill(l);	/* frees it without users */
+			return r;
+		}
+	}
+	if (l->c == NULL) {
+		snprintf(err, errlen, "the connection to guestd failed");
+		local_conn_put(l);
+		return ERR_PEER_GONE;
+	}
+	*out = l;
+	return 0;
 }
 
 static int
-local_call_once(struct lconn *l, const struct store_computer *c,
-    const char *op, json_t *args, struct local_req *q, char *err,
-    size_t errlen)
+local_call_once(struct provider *p, const struct store_computer *c,
+    const char *op, json_t *args, struct local_req *q, int *fresh,
+    char *err, size_t errlen)
 {
+	struct lconn	*l;
 	uint32_t	 id;
 	int		 r;
 
-	if (l->c == NULL && (r = local_connect(c, &l->c, err, errlen)) != 0) {
+	*fresh = 0;
+	for (l = local_conns; l != NULL; l = l->next)
+		if (strcmp(l->id, c->id) == 0 && l->c != NULL)
+			break;
+	*fresh = l == NULL;
+	if ((r = local_conn_get(p, c, &l, err, errlen)) != 0) {
 		json_decref(args);
 		return r;
 	}
@@ -523,16 +589,21 @@ local_call_once(struct lconn *l, const struct store_computer *c,
 	    q);
 	if (id == 0) {
 		snprintf(err, errlen, "%s", gclient_error(l->c));
-		return ERR_PEER_GONE;
-	}
-	if (q->in != NULL &&
+		r = ERR_PEER_GONE;
+	} else if (q->in != NULL &&
 	    (r = gclient_upload(l->c, id, local_source, q)) != 0)
-		return r;
-	if ((r = gclient_run(l->c, &q->done, LOCAL_CALL_IDLE_MS)) != 0) {
+		;
+	else if ((r = gclient_run(l->c, &q->done, LOCAL_CALL_IDLE_MS)) != 0)
 		snprintf(err, errlen, "%s", gclient_error(l->c));
-		return r;
-	}
-	return 0;
+	/* A connection that failed is nobody's any more. */
+	if (r != 0 && q->reply == NULL) {
+		if (id != 0)
+			gclient_forget(l->c, id);
+		l->refs--;
+		local_conn_kill(l);	/* frees it without users */
+	} else
+		local_conn_put(l);
+	return r;
 }
 
 static int
@@ -541,32 +612,22 @@ local_call(struct provider *p, const struct store_computer *c, const char *op,
     size_t *outlen, char *err, size_t errlen)
 {
 	struct local_req	 q;
-	struct lconn		*l;
 	int			 r, fresh;
 
 	memset(&q, 0, sizeof q);
 	q.in = in;
 	q.inlen = inlen;
-	l = local_conn_get(c);
-	fresh = l->c == NULL;
 	json_incref(args);
-	r = local_call_once(l, c, op, args, &q, err, errlen);
+	r = local_call_once(p, c, op, args, &q, &fresh, err, errlen);
 	/* A cached connection may have died with an old guestd: once more. */
 	if (r != 0 && !fresh && q.reply == NULL && q.inoff == 0) {
-		gclient_free(l->c);
-		l->c = NULL;
 		free(q.buf);
 		memset(&q, 0, sizeof q);
 		q.in = in;
 		q.inlen = inlen;
 		json_incref(args);
-		r = local_call_once(l, c, op, args, &q, err, errlen);
+		r = local_call_once(p, c, op, args, &q, &fresh, err, errlen);
 	}
-	if (r != 0 && l->c != NULL) {
-		gclient_free(l->c);
-		l->c = NULL;
-	}
-	pthread_mutex_unlock(&l->mu);
 	json_decref(args);
 	if (r != 0)
 		goto out;
@@ -596,17 +657,13 @@ local_gateway(struct provider *p, const struct store_computer *c,
 	struct lconn	*l;
 	char		 err[256];
 	json_int_t	 port = 0;
-	int		 r = 0;
+	int		 r;
 
-	l = local_conn_get(c);
-	if (l->c == NULL)
-		r = local_connect(c, &l->c, err, sizeof err);
-	if (r == 0)
-		port = json_integer_value(json_object_get(gclient_hello(l->c),
-		    "gateway_port"));
-	pthread_mutex_unlock(&l->mu);
-	if (r != 0)
+	if ((r = local_conn_get(p, c, &l, err, sizeof err)) != 0)
 		return r;
+	port = json_integer_value(json_object_get(gclient_hello(l->c),
+	    "gateway_port"));
+	local_conn_put(l);
 	if (port <= 0 || port > 65535)
 		return ERR_NOT_FOUND;
 	snprintf(hostport, len, "127.0.0.1:%d", (int)port);

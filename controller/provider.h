@@ -21,10 +21,16 @@
 
 #include "store.h"
 
+struct lws_context;
+struct lws_vhost;
+
 struct provider_config {
 	const char	*data_dir;	/* DATA_DIR */
 	const char	*guestd;	/* guestd binary (local) */
 	const char	*guest_user;	/* --user for guestd when root */
+	/* The serve loop guestd clients attach to (guest-client.h). */
+	struct lws_context *ctx;
+	struct lws_vhost *vhost;
 };
 
 struct provider;

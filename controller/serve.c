@@ -1,37 +1,43 @@
 /*
- * rakazoctl serve (SPEC C-1): the controller daemon.  One libwebsockets
- * HTTP server (its own context, bound to loopback by default) reads each
- * request whole, body capped at 1 MiB via LWS_CALLBACK_HTTP_BODY, and
- * hands it to a worker thread that runs api_handle(): tool calls block on
- * guestd for as long as a command runs, and the loop must keep serving
- * other bots meanwhile.  A finished worker wakes the loop with
- * lws_cancel_service() (the one thread-safe lws call) and the loop writes
- * the reply.  A maintenance thread runs the reconciler (C-7) and the idle
- * stop (C-6) on a timer.
+ * rakazoctl serve (SPEC C-1): the controller daemon, one thread, one
+ * libwebsockets loop.  The loop serves HTTP (bound to loopback by
+ * default), reads each request whole (body capped at 1 MiB via
+ * LWS_CALLBACK_HTTP_BODY) and runs api_handle() for it as a task
+ * (task.h): a tool call that waits for guestd, for a computer to start or
+ * for SQLite's write lock hands the loop back, so other bots and other
+ * requests go on meanwhile.  guestd connections (guest-client.h, attached
+ * mode), descriptors tasks wait on and the store watch all live on the
+ * same loop, on a vhost that does not listen.
  *
- * Capabilities die with their lease (C-3, G-20): a loop timer (lws sul) is
- * set for the earliest expiry of a lease holding capabilities; when it
- * fires, a worker revokes the dead ones at guestd and reports the next
- * expiry, and the loop sets the timer again.  A request that stores a new
- * capability moves the timer earlier through api.cap_deadline.  The timer
- * also fires at start-up (a previous process's leases may have lapsed) and
- * at least every reconcile period (other processes grant too).
+ * Timers, all lws sul on the loop:
+ *  - maintenance, every reconcile period: the reconciler (C-7) and the
+ *    idle stop (C-6), as one task;
+ *  - capability expiry (C-3, G-20): set for the earliest expiry of a lease
+ *    holding capabilities; when it fires a task revokes the dead ones at
+ *    guestd and the timer is set for the next.  A request that stores a new
+ *    capability moves it earlier through api.cap_deadline.  It also fires
+ *    at start-up (a previous process's leases may have lapsed) and at least
+ *    every reconcile period (other processes grant too).
+ *
+ * Other rakazoctl processes write the same state.db; an inotify watch on
+ * DATA_DIR turns their writes into a wake-up for activity long polls
+ * (G-30), so a follower sees every process's events without polling.
  *
  * Start-up refuses to run without a bearer token or a data directory: a
  * missing credential is a setup failure, never a silent fallback (C-1).
  */
 #include "autoconf.h"
 
+#include <sys/inotify.h>
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libwebsockets.h>
@@ -41,18 +47,21 @@
 #include "json.h"
 #include "log.h"
 #include "token.h"
+#include "activity.h"
 #include "api.h"
 #include "cli.h"
+#include "guest-client.h"
 #include "provider.h"
 #include "run.h"
 #include "store.h"
+#include "task.h"
 
-#define SERVE_MAX_JOBS	64
+#define SERVE_MAX_JOBS		64
+#define SERVE_WATCH_PROTOCOL	"rakazo-serve-watch"
 
 struct serve_job {
-	struct serve_job	*next;
-	struct lws		*wsi;
-	int			 done, orphan, notified;
+	struct lws		*wsi;		/* NULL once the peer left */
+	int			 running, done;
 	char			 method[8];
 	char			*path, *query, *auth;
 	char			*body;
@@ -65,22 +74,21 @@ struct serve_pss {
 	struct serve_job	*job;
 };
 
-static pthread_mutex_t		 serve_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t		 serve_cv = PTHREAD_COND_INITIALIZER;
-static struct serve_job		*serve_jobs;
-static unsigned			 serve_njobs;
 static struct lws_context	*serve_ctx;
+static struct lws_vhost		*serve_inner;	/* clients, fds, watch */
 static struct api		 serve_api;
 static volatile sig_atomic_t	 serve_stop;
 static int64_t			 serve_tick_ms;
+static unsigned			 serve_njobs;
 
-/* The capability expiry timer; loop-owned except where noted. */
+/* The capability expiry timer. */
 static lws_sorted_usec_list_t	 serve_sweep_sul;
 static int64_t			 serve_sweep_at;	/* armed for; 0 none */
 static int			 serve_sweep_running;
-/* Under serve_mu: results of the worker and hints from requests. */
-static int			 serve_sweep_done;
-static int64_t			 serve_sweep_next, serve_sweep_hint;
+
+/* The maintenance timer. */
+static lws_sorted_usec_list_t	 serve_maint_sul;
+static int			 serve_maint_running;
 
 static void
 serve_job_free(struct serve_job *j)
@@ -94,24 +102,12 @@ serve_job_free(struct serve_job *j)
 	free(j->body);
 	free(j->resp.body);
 	free(j);
+	serve_njobs--;
 }
 
-/* Called with serve_mu held. */
+/* The request's task. */
 static void
-serve_job_unlink(struct serve_job *j)
-{
-	struct serve_job	**pp;
-
-	for (pp = &serve_jobs; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == j) {
-			*pp = j->next;
-			serve_njobs--;
-			return;
-		}
-}
-
-static void *
-serve_worker(void *arg)
+serve_job_run(void *arg)
 {
 	struct serve_job	*j = arg;
 	struct api_req		 q;
@@ -125,28 +121,14 @@ serve_worker(void *arg)
 	q.bodylen = j->len;
 	q.too_large = j->too_large;
 	api_handle(&serve_api, &q, &j->resp);
-	pthread_mutex_lock(&serve_mu);
 	j->done = 1;
-	pthread_mutex_unlock(&serve_mu);
-	lws_cancel_service(serve_ctx);
-	return NULL;
+	if (j->wsi == NULL)
+		serve_job_free(j);	/* the peer left meanwhile */
+	else
+		lws_callback_on_writable(j->wsi);
 }
 
-static int
-serve_dispatch(struct serve_job *j)
-{
-	pthread_attr_t	 at;
-	pthread_t	 t;
-	int		 r;
-
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	r = pthread_create(&t, &at, serve_worker, j);
-	pthread_attr_destroy(&at);
-	return r == 0 ? 0 : ERR_BUSY;
-}
-
-/* A reply written by the loop itself (busy), no worker involved. */
+/* A reply written by the loop itself (busy), no task involved. */
 static void
 serve_local_error(struct serve_job *j, int code)
 {
@@ -219,6 +201,7 @@ serve_job_new(struct lws *wsi, const char *uri)
 	size_t			 i;
 
 	j = xcalloc(1, sizeof *j);
+	serve_njobs++;
 	j->wsi = wsi;
 	for (i = 0; i < sizeof methods / sizeof methods[0]; i++)
 		if (lws_hdr_total_length(wsi, methods[i].h) > 0) {
@@ -235,12 +218,12 @@ serve_job_new(struct lws *wsi, const char *uri)
 static void
 serve_start(struct serve_job *j)
 {
-	pthread_mutex_lock(&serve_mu);
-	if (serve_dispatch(j) != 0)
+	if (task_spawn(serve_job_run, j) == 0)
+		j->running = 1;
+	else {
 		serve_local_error(j, ERR_BUSY);
-	pthread_mutex_unlock(&serve_mu);
-	if (j->done)
 		lws_callback_on_writable(j->wsi);
+	}
 }
 
 static int
@@ -265,9 +248,6 @@ serve_write(struct lws *wsi, struct serve_pss *pss)
 	/* lws keeps whatever the socket did not take and sends it later. */
 	r = lws_write(wsi, buf + LWS_PRE, j->resp.len, LWS_WRITE_HTTP_FINAL);
 	free(buf);
-	pthread_mutex_lock(&serve_mu);
-	serve_job_unlink(j);
-	pthread_mutex_unlock(&serve_mu);
 	serve_job_free(j);
 	pss->job = NULL;
 	if (r < 0)
@@ -275,11 +255,11 @@ serve_write(struct lws *wsi, struct serve_pss *pss)
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
-/* ---- capability expiry (loop timer) ---------------------------------- */
+/* ---- capability expiry ------------------------------------------------- */
 
 static void	serve_sweep_fire(lws_sorted_usec_list_t *sul);
 
-/* Loop thread: make the timer fire by at (ms, store clock). */
+/* Make the timer fire by at (ms, store clock). */
 static void
 serve_sweep_arm(int64_t at)
 {
@@ -295,8 +275,8 @@ serve_sweep_arm(int64_t at)
 	    (at > now ? at - now + 1 : 1) * LWS_US_PER_MS);
 }
 
-static void *
-serve_sweep_worker(void *arg)
+static void
+serve_sweep_task(void *arg)
 {
 	int64_t	 next = 0;
 	int	 n = 0;
@@ -304,93 +284,62 @@ serve_sweep_worker(void *arg)
 	(void)arg;
 	if (api_cap_sweep(&serve_api, &n, &next) == 0 && n > 0)
 		log_info("control.expired", "revoked=%d", n);
-	pthread_mutex_lock(&serve_mu);
-	serve_sweep_next = next;
-	serve_sweep_done = 1;
-	pthread_mutex_unlock(&serve_mu);
-	lws_cancel_service(serve_ctx);
-	return NULL;
+	serve_sweep_running = 0;
+	serve_sweep_arm(next);
 }
 
-/* The timer: revoking talks to guestd, so a worker does it. */
 static void
 serve_sweep_fire(lws_sorted_usec_list_t *sul)
 {
-	pthread_attr_t	 at;
-	pthread_t	 t;
-	int		 r;
-
 	(void)sul;
 	serve_sweep_at = 0;
 	if (serve_sweep_running)
-		return;		/* its completion re-arms */
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	r = pthread_create(&t, &at, serve_sweep_worker, NULL);
-	pthread_attr_destroy(&at);
-	if (r == 0)
+		return;		/* its end re-arms */
+	if (task_spawn(serve_sweep_task, NULL) == 0)
 		serve_sweep_running = 1;
 	else
 		serve_sweep_arm(0);
 }
 
-/* Called from request threads (api.cap_deadline). */
+/* api.cap_deadline: a request stored a capability expiring at at_ms. */
 static void
 serve_cap_deadline(int64_t at_ms)
 {
-	pthread_mutex_lock(&serve_mu);
-	if (serve_sweep_hint == 0 || at_ms < serve_sweep_hint)
-		serve_sweep_hint = at_ms;
-	pthread_mutex_unlock(&serve_mu);
-	lws_cancel_service(serve_ctx);
+	serve_sweep_arm(at_ms);
 }
 
-/* Loop side of a wake-up: a finished sweep or a new deadline. */
+/* ---- maintenance ------------------------------------------------------ */
+
+static void	serve_maint_fire(lws_sorted_usec_list_t *sul);
+
 static void
-serve_sweep_collect(void)
+serve_maint_task(void *arg)
 {
-	int64_t	 next = 0, hint;
-	int	 done;
+	int	 changed, stopped;
 
-	pthread_mutex_lock(&serve_mu);
-	done = serve_sweep_done;
-	if (done) {
-		serve_sweep_done = 0;
-		next = serve_sweep_next;
-	}
-	hint = serve_sweep_hint;
-	serve_sweep_hint = 0;
-	pthread_mutex_unlock(&serve_mu);
-	if (done) {
-		serve_sweep_running = 0;
-		serve_sweep_arm(next);
-	}
-	if (hint != 0)
-		serve_sweep_arm(hint);
+	(void)arg;
+	if (api_reconcile(&serve_api, &changed) == 0 && changed > 0)
+		log_info("reconcile", "changed=%d", changed);
+	(void)api_idle_sweep(&serve_api, &stopped);
+	serve_maint_running = 0;
+	lws_sul_schedule(serve_ctx, 0, &serve_maint_sul, serve_maint_fire,
+	    serve_tick_ms * LWS_US_PER_MS);
 }
 
-/* Loop side of a wake-up: reply where a worker finished. */
 static void
-serve_collect(void)
+serve_maint_fire(lws_sorted_usec_list_t *sul)
 {
-	struct serve_job	*j, *next;
-
-	pthread_mutex_lock(&serve_mu);
-	for (j = serve_jobs; j != NULL; j = next) {
-		next = j->next;
-		if (!j->done)
-			continue;
-		if (j->orphan) {
-			serve_job_unlink(j);
-			serve_job_free(j);
-		} else if (!j->notified) {
-			j->notified = 1;
-			lws_callback_on_writable(j->wsi);
-		}
-	}
-	pthread_cond_broadcast(&serve_cv);
-	pthread_mutex_unlock(&serve_mu);
+	(void)sul;
+	if (serve_maint_running)
+		return;
+	if (task_spawn(serve_maint_task, NULL) == 0)
+		serve_maint_running = 1;
+	else
+		lws_sul_schedule(serve_ctx, 0, &serve_maint_sul,
+		    serve_maint_fire, serve_tick_ms * LWS_US_PER_MS);
 }
+
+/* ---- the HTTP side ---------------------------------------------------- */
 
 static int
 serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
@@ -405,17 +354,11 @@ serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	case LWS_CALLBACK_HTTP:
 		if (pss->job != NULL)
 			return -1;
-		pthread_mutex_lock(&serve_mu);
 		if (serve_njobs >= SERVE_MAX_JOBS) {
-			pthread_mutex_unlock(&serve_mu);
 			lws_return_http_status(wsi, 503, NULL);
 			return -1;
 		}
 		j = serve_job_new(wsi, (const char *)in);
-		j->next = serve_jobs;
-		serve_jobs = j;
-		serve_njobs++;
-		pthread_mutex_unlock(&serve_mu);
 		pss->job = j;
 		n = -1;
 		if (lws_hdr_copy(wsi, cl, sizeof cl,
@@ -445,7 +388,7 @@ serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		j->len += len;
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-		if (pss->job == NULL)
+		if (pss->job == NULL || pss->job->running || pss->job->done)
 			return -1;
 		serve_start(pss->job);
 		return 0;
@@ -455,23 +398,73 @@ serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		if ((j = pss->job) == NULL)
 			return 0;
 		pss->job = NULL;
-		pthread_mutex_lock(&serve_mu);
-		if (j->done) {
-			serve_job_unlink(j);
+		if (j->running && !j->done)
+			j->wsi = NULL;	/* the task frees it */
+		else
 			serve_job_free(j);
-		} else
-			j->orphan = 1;	/* the worker still holds it */
-		pthread_mutex_unlock(&serve_mu);
 		return 0;
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-		serve_collect();
-		if (serve_ctx != NULL)
-			serve_sweep_collect();
-		return 0;
+		return 0;	/* a signal: the loop checks serve_stop */
 	default:
 		break;
 	}
 	return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+/* ---- the store watch ---------------------------------------------------- */
+
+/*
+ * inotify on DATA_DIR: a write to state.db or its WAL by any process wakes
+ * the activity long polls, which then read the table again.
+ */
+static int
+serve_watch_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	char			 buf[4096]
+			    __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	ssize_t			 n;
+	size_t			 off;
+	int			 hit = 0;
+
+	(void)user;
+	(void)in;
+	(void)len;
+	if (reason != LWS_CALLBACK_RAW_RX_FILE)
+		return 0;
+	while ((n = read(lws_get_socket_fd(wsi), buf, sizeof buf)) > 0)
+		for (off = 0; off + sizeof *ev <= (size_t)n;
+		    off += sizeof *ev + ev->len) {
+			ev = (const struct inotify_event *)(buf + off);
+			if (ev->len > 0 && strncmp(ev->name, "state.db",
+			    8) == 0)
+				hit = 1;
+		}
+	if (hit)
+		activity_notify();
+	return 0;
+}
+
+static int
+serve_watch_start(const char *data_dir)
+{
+	lws_adopt_desc_t	 ad;
+	int			 fd;
+
+	if ((fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1)
+		return err_from_errno(errno);
+	if (inotify_add_watch(fd, data_dir, IN_MODIFY) == -1) {
+		close(fd);
+		return err_from_errno(errno);
+	}
+	memset(&ad, 0, sizeof ad);
+	ad.vh = serve_inner;
+	ad.type = LWS_ADOPT_RAW_FILE_DESC;
+	ad.fd.filefd = fd;
+	ad.vh_prot_name = SERVE_WATCH_PROTOCOL;
+	return lws_adopt_descriptor_vhost_via_info(&ad) != NULL ? 0 :
+	    ERR_INTERNAL;
 }
 
 static const struct lws_protocols serve_protocols[] = {
@@ -479,45 +472,47 @@ static const struct lws_protocols serve_protocols[] = {
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
-/* ---- maintenance ------------------------------------------------------ */
-
-static void *
-serve_maintenance(void *arg)
-{
-	struct timespec	 ts;
-	int		 changed, stopped;
-
-	pthread_mutex_lock(&serve_mu);
-	while (!serve_stop) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += serve_tick_ms / 1000;
-		ts.tv_nsec += (serve_tick_ms % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		(void)pthread_cond_timedwait(&serve_cv, &serve_mu, &ts);
-		if (serve_stop)
-			break;
-		pthread_mutex_unlock(&serve_mu);
-		if (api_reconcile(&serve_api, &changed) == 0 && changed > 0)
-			log_info("reconcile", "changed=%d", changed);
-		(void)api_idle_sweep(&serve_api, &stopped);
-		pthread_mutex_lock(&serve_mu);
-	}
-	pthread_mutex_unlock(&serve_mu);
-	return NULL;
-}
+static struct lws_protocols serve_inner_protocols[4];
 
 static void
 serve_on_signal(int sig)
 {
+	(void)sig;
 	serve_stop = 1;
 	if (serve_ctx != NULL)
 		lws_cancel_service(serve_ctx);
 }
 
 /* ---- start-up ----------------------------------------------------------- */
+
+/*
+ * The context and the inner vhost: guestd clients, task fds and the store
+ * watch.  The API's listening vhost comes later, after the reconciler.
+ */
+static int
+serve_loop_new(void)
+{
+	struct lws_context_creation_info	 info;
+
+	serve_inner_protocols[0] = gclient_protocol;
+	serve_inner_protocols[1] = task_fd_protocol;
+	serve_inner_protocols[2] = (struct lws_protocols){
+		SERVE_WATCH_PROTOCOL, serve_watch_cb, 0, 0, 0, NULL, 0 };
+	memset(&serve_inner_protocols[3], 0, sizeof serve_inner_protocols[3]);
+	memset(&info, 0, sizeof info);
+	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
+	info.port = CONTEXT_PORT_NO_LISTEN;
+	info.protocols = serve_inner_protocols;
+	info.gid = -1;
+	info.uid = -1;
+	if ((serve_ctx = lws_create_context(&info)) == NULL)
+		return ERR_INTERNAL;
+	info.vhost_name = "inner";
+	if ((serve_inner = lws_create_vhost(serve_ctx, &info)) == NULL)
+		return ERR_INTERNAL;
+	task_init(serve_ctx, serve_inner);
+	return 0;
+}
 
 static int
 serve_usage(FILE *f)
@@ -583,8 +578,7 @@ serve_main(int argc, char **argv)
 	struct lws_vhost	*vh;
 	char			 err[512], host[256], tok[SECRET_MAX + 1];
 	const char		*envtok;
-	pthread_t		 mt;
-	int			 next, port, r, lvl, changed, mt_ok = 0;
+	int			 next, port, r, lvl, changed;
 	int			 status = CLI_EXIT_ERROR;
 
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
@@ -638,13 +632,21 @@ serve_main(int argc, char **argv)
 		    strerror(errno));
 		return CLI_EXIT_ERROR;
 	}
+	/* The loop first: providers attach their guestd clients to it. */
+	if ((r = serve_loop_new()) != 0) {
+		cli_error("%s: cannot create the event loop", err_name(r));
+		goto out;
+	}
 	memset(&pc, 0, sizeof pc);
 	pc.data_dir = data_dir;
 	pc.guestd = guestd;
 	pc.guest_user = guest_user;
+	pc.ctx = serve_ctx;
+	pc.vhost = serve_inner;
 	if (provider_new(&prov, provider, &pc, err, sizeof err) != 0) {
 		cli_error("CONFIG_INVALID: %s", err);
-		return CLI_EXIT_USAGE;
+		status = CLI_EXIT_USAGE;
+		goto out;
 	}
 	/* Open (and migrate) now so a broken store stops start-up. */
 	if ((r = store_open(&s, data_dir, err, sizeof err)) != 0) {
@@ -653,6 +655,7 @@ serve_main(int argc, char **argv)
 	}
 	store_free(s);
 	serve_api.store_url = data_dir;
+	serve_api.lock_dir = data_dir;
 	serve_api.prov = prov;
 	serve_api.token = tok;
 	serve_api.idle_ms = idle_ms;
@@ -670,15 +673,17 @@ serve_main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, serve_on_signal);
 	signal(SIGINT, serve_on_signal);
+	if (serve_watch_start(data_dir) != 0)
+		log_warn("serve.watch", "cannot watch the data directory: "
+		    "activity long polls see only this process's events");
 	memset(&info, 0, sizeof info);
 	info.port = port;
 	info.iface = host;
 	info.protocols = serve_protocols;
+	info.vhost_name = "api";
 	/* MACHINE-NOTES: iface is ignored while IPv6 is on. */
-	info.options = LWS_SERVER_OPTION_DISABLE_IPV6 |
-	    LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
-	if ((serve_ctx = lws_create_context(&info)) == NULL ||
-	    (vh = lws_create_vhost(serve_ctx, &info)) == NULL) {
+	info.options = LWS_SERVER_OPTION_DISABLE_IPV6;
+	if ((vh = lws_create_vhost(serve_ctx, &info)) == NULL) {
 		cli_error("CONNECT_FAILED: cannot listen on %s", listen_s);
 		goto out;
 	}
@@ -689,8 +694,8 @@ serve_main(int argc, char **argv)
 		cli_error("IO_ERROR: cannot write the ready file");
 		goto out;
 	}
-	if (pthread_create(&mt, NULL, serve_maintenance, NULL) == 0)
-		mt_ok = 1;
+	lws_sul_schedule(serve_ctx, 0, &serve_maint_sul, serve_maint_fire,
+	    serve_tick_ms * LWS_US_PER_MS);
 	/* Now: capabilities of leases that lapsed while no one watched. */
 	serve_sweep_arm(store_now_ms());
 	while (!serve_stop)
@@ -698,15 +703,17 @@ serve_main(int argc, char **argv)
 			break;
 	status = CLI_EXIT_OK;
 out:
-	pthread_mutex_lock(&serve_mu);
-	serve_stop = 1;
-	pthread_cond_broadcast(&serve_cv);
-	pthread_mutex_unlock(&serve_mu);
-	if (mt_ok)
-		pthread_join(mt, NULL);
-	/* Computers keep running: a restarted controller reconnects. */
-	if (serve_ctx != NULL)
+	/*
+	 * Computers keep running: a restarted controller reconnects.  Tasks
+	 * still waiting (long polls, commands) end with the process; nothing
+	 * resumes them while the context goes.
+	 */
+	task_shutdown();
+	if (serve_ctx != NULL) {
+		lws_sul_cancel(&serve_maint_sul);
+		lws_sul_cancel(&serve_sweep_sul);
 		lws_context_destroy(serve_ctx);
+	}
 	serve_ctx = NULL;
 	token_wipe(tok, sizeof tok);
 	provider_free(prov);

@@ -1,8 +1,9 @@
 /*
  * The SQLite backend of the state store (SPEC C-2): one file under
- * DATA_DIR, WAL so readers never block the writer, a busy timeout so
+ * DATA_DIR, WAL so readers never block the writer, a busy handler so
  * several rakazoctl processes on one host wait for each other instead of
- * failing, and a schema_migrations table with numbered steps applied in
+ * failing (in a task it waits on a loop timer, so the loop keeps serving
+ * while another process holds the write lock), and a schema_migrations table with numbered steps applied in
  * order, each in its own transaction.  Write transactions start with BEGIN
  * IMMEDIATE: the write lock is taken up front, so a lease grant's read and
  * write can never interleave with another process's grant.
@@ -10,9 +11,11 @@
 #include "autoconf.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
@@ -20,12 +23,42 @@
 #include "log.h"
 #include "store.h"
 #include "store-backend.h"
+#include "task.h"
 
 #define SQ_BUSY_MS	10000
 
 struct sq {
 	sqlite3	*db;
+	int64_t	 busy_ms;	/* waited in the current busy spell */
 };
+
+/*
+ * SQLite's busy handler: another connection holds the lock.  Back off 1,
+ * 2, 4 ... 32 ms, SQ_BUSY_MS in all, then give up (SQLITE_BUSY becomes
+ * STATE_STORE_ERROR).  Waiting yields the task; only code outside tasks
+ * (unit tests, start-up) sleeps.
+ */
+static int
+sq_busy(void *arg, int n)
+{
+	struct sq	*q = arg;
+	int64_t		 ms = n < 5 ? (INT64_C(1) << n) : 32;
+	struct timespec	 ts;
+
+	if (n == 0)
+		q->busy_ms = 0;
+	if (q->busy_ms >= SQ_BUSY_MS)
+		return 0;
+	q->busy_ms += ms;
+	if (task_self() != NULL)
+		(void)task_sleep(ms);
+	else {
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)ms * 1000000L;
+		nanosleep(&ts, NULL);
+	}
+	return 1;
+}
 
 /* Numbered schema steps; append, never edit a published one. */
 static const char *const sq_migrations[] = {
@@ -233,7 +266,7 @@ sq_open(void **impl, const char *path, char *err, size_t errlen)
 		    q->db != NULL ? sqlite3_errmsg(q->db) : "out of memory");
 		goto out;
 	}
-	sqlite3_busy_timeout(q->db, SQ_BUSY_MS);
+	sqlite3_busy_handler(q->db, sq_busy, q);
 	if ((r = sq_exec(q->db, "PRAGMA journal_mode=WAL")) != 0 ||
 	    (r = sq_exec(q->db, "PRAGMA synchronous=NORMAL")) != 0 ||
 	    (r = sq_exec(q->db, "PRAGMA foreign_keys=ON")) != 0) {
