@@ -725,10 +725,12 @@ api_cap_revoke(struct api *a, struct store *s, const struct store_cap *cap,
 	if (r == 0 && provider_alive(a->prov, &c) == 1) {
 		if ((r = store_bot_ensure(s, cap->computer, cap->bot, &b)) != 0)
 			return r;
+		/* By id; rows from before ids were kept hold the token. */
 		r = provider_call(a->prov, &c, "capability.revoke",
-		    json_pack("{s:s, s:s, s:I}", "token", cap->token, "bot",
-		    cap->bot, "fence", (json_int_t)b.fence), NULL, 0, &res,
-		    NULL, NULL, e, sizeof e);
+		    json_pack("{s:s, s:s, s:I}", cap->cap_id[0] != '\0' ?
+		    "id" : "token", cap->cap_id[0] != '\0' ? cap->cap_id :
+		    cap->token, "bot", cap->bot, "fence", (json_int_t)b.fence),
+		    NULL, 0, &res, NULL, NULL, e, sizeof e);
 		json_decref(res);
 		/* NOT_FOUND: it expired or its display closed already. */
 		if (r != 0 && r != ERR_NOT_FOUND) {
@@ -777,7 +779,9 @@ api_grant_revoke(struct api_ctx *x, const char *lease, const char *why,
 /*
  * Persist a capability granted under lease l (res is guestd's grant reply)
  * before anyone sees its token: one that cannot be stored could not be
- * revoked after a restart, so it is revoked now and the call fails.
+ * revoked after a restart, so it is revoked now and the call fails.  Only
+ * its public id is kept (guestd revokes by id); the token goes to the
+ * caller and nowhere else.
  */
 static int
 api_grant_remember(struct api_ctx *x, const struct store_lease *l,
@@ -789,21 +793,20 @@ api_grant_remember(struct api_ctx *x, const struct store_lease *l,
 
 	tok = json_string_value(json_object_get(res, "token"));
 	id = json_string_value(json_object_get(res, "id"));
-	if (tok == NULL || strlen(tok) >= sizeof cap.token)
+	if (tok == NULL || id == NULL || *id == '\0' ||
+	    strlen(id) >= sizeof cap.cap_id)
 		return ERR_PROTOCOL;
 	memset(&cap, 0, sizeof cap);
 	snprintf(cap.lease, sizeof cap.lease, "%s", l->id);
 	snprintf(cap.computer, sizeof cap.computer, "%s", l->computer);
 	snprintf(cap.bot, sizeof cap.bot, "%s", l->bot);
-	snprintf(cap.cap_id, sizeof cap.cap_id, "%s", id != NULL ? id : "");
-	snprintf(cap.token, sizeof cap.token, "%s", tok);
+	snprintf(cap.cap_id, sizeof cap.cap_id, "%s", id);
 	cap.created_ms = store_now_ms();
 	if ((r = store_cap_add(x->s, &cap)) != 0) {
 		cap.id = -1;	/* no row: deleting it is a no-op */
 		(void)api_cap_revoke(x->a, x->s, &cap, "unrecorded");
 	} else if (x->a->cap_deadline != NULL)
 		x->a->cap_deadline(l->expires_ms);
-	token_wipe(cap.token, sizeof cap.token);
 	return r;
 }
 

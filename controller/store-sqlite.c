@@ -95,8 +95,8 @@ static const char *const sq_migrations[] = {
 	"  computer TEXT NOT NULL, revision INTEGER NOT NULL,"
 	"  created_ms INTEGER NOT NULL, bytes INTEGER,"
 	"  PRIMARY KEY (computer, revision));",
-	/* 2: capabilities granted under a lease (store.h says why the
-	 * token is kept). */
+	/* 2: capabilities granted under a lease (token: only rows
+	 * written before guestd revoked by id; store.h). */
 	"CREATE TABLE capabilities ("
 	"  id INTEGER PRIMARY KEY AUTOINCREMENT, lease TEXT NOT NULL,"
 	"  computer TEXT NOT NULL, bot TEXT NOT NULL, cap_id TEXT NOT NULL,"

@@ -141,10 +141,10 @@ int	 store_event_list(struct store *s, const char *computer, int64_t after,
  * Capabilities (G-15, G-20) granted under a lease: a control lease's screen
  * and terminal, or a run's control screen.  Kept here so a restarted
  * controller can still revoke them when the lease is released, expires or
- * its run ends.  guestd's capability.revoke takes only the token, so the
- * token itself is stored: the state file is 0600 in a 0700 DATA_DIR (serve
- * sets umask 077) and holds the computers' control secrets already; no
- * other reader exists.  The token is never logged or returned by the API.
+ * its run ends.  guestd revokes by the capability's public id, so only
+ * the id is stored; token is empty for new rows and is read only for rows
+ * written before (their guestd may predate revoke-by-id).  A token is
+ * never logged or returned by the API.
  */
 #define STORE_TOKEN_MAX	128
 
@@ -153,8 +153,8 @@ struct store_cap {
 	char	 lease[STORE_ID_MAX];
 	char	 computer[STORE_ID_MAX];
 	char	 bot[STORE_ID_MAX];
-	char	 cap_id[STORE_ID_MAX];	/* guestd's capability id (logs) */
-	char	 token[STORE_TOKEN_MAX];
+	char	 cap_id[STORE_ID_MAX];	/* guestd's capability id */
+	char	 token[STORE_TOKEN_MAX];	/* legacy rows only; "" */
 	int64_t	 created_ms;
 };
 

@@ -133,6 +133,18 @@ capability_find(const char *t, size_t n)
 	return found;
 }
 
+/* By public id (not a secret: a plain comparison). */
+struct capability *
+capability_find_id(const char *id)
+{
+	struct capability	*cap;
+
+	for (cap = cap_list; cap != NULL; cap = cap->next)
+		if (strcmp(cap->id, id) == 0)
+			return cap;
+	return NULL;
+}
+
 int
 capability_control(const struct capability *cap)
 {
@@ -369,18 +381,28 @@ int
 capability_op_revoke(struct control_conn *c, uint32_t id, json_t *args,
     char *detail, size_t detaillen)
 {
-	static const char *const keys[] = { "token", "bot", "fence", NULL };
+	static const char *const keys[] = { "token", "id", "bot", "fence",
+	    NULL };
 	struct capability	*cap;
-	const char		*t;
+	const char		*t = NULL, *cidarg = NULL;
 	char			 cid[17];
-	int			 r;
+	int			 r, rt, ri;
 
-	(void)detaillen;
 	if ((r = jsonx_only_keys(args, keys, detail)) != 0)
 		return r;
-	if ((r = jsonx_str(args, "token", 256, &t, detail)) != 0)
-		return r == ERR_NOT_FOUND ? ERR_BAD_REQUEST : r;
-	if ((cap = capability_find(t, strlen(t))) == NULL)
+	/* The token, or the public id: a controller need not keep tokens. */
+	rt = jsonx_str(args, "token", 256, &t, detail);
+	ri = jsonx_str(args, "id", sizeof cid - 1, &cidarg, detail);
+	if ((rt != 0 && rt != ERR_NOT_FOUND) ||
+	    (ri != 0 && ri != ERR_NOT_FOUND))
+		return rt != 0 && rt != ERR_NOT_FOUND ? rt : ri;
+	if ((t == NULL) == (cidarg == NULL)) {
+		snprintf(detail, detaillen, "Give exactly one of token and id.");
+		return ERR_BAD_REQUEST;
+	}
+	cap = t != NULL ? capability_find(t, strlen(t)) :
+	    capability_find_id(cidarg);
+	if (cap == NULL)
 		return ERR_NOT_FOUND;
 	snprintf(cid, sizeof cid, "%s", cap->id);
 	cap_revoke(cap, "revoked");

@@ -41,6 +41,7 @@ void	capability_init(void);
 
 /* The live capability of token t (length n), or NULL. */
 struct capability	*capability_find(const char *t, size_t n);
+struct capability *capability_find_id(const char *id);
 int			 capability_control(const struct capability *cap);
 const char		*capability_id(const struct capability *cap);
 /* Path of its Unix socket. */

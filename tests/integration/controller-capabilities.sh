@@ -23,6 +23,13 @@ CTRL=$(api_field id)
 TOK=$(api_field screen.token)
 [ -n "$TOK" ] || t_fail "no control token"
 t_not_contains "$(cat "$CTL_LOG")" "$TOK" "the token is not logged"
+# Only the capability's id is kept: the token is in no state file, and
+# the release below revokes it at guestd by that id.
+if grep -rqF -- "$TOK" "$CTL_DATA"/state.db*; then
+	t_fail "the token was written to the state store"
+fi
+t_contains "$(ctl_guest team capability.revoke '{"token":"x","id":"y"}')" \
+    "BAD_REQUEST" "revoke takes a token or an id, not both"
 ctl_stop
 ctl_start
 r=$(api DELETE "/v1/computers/team/control/$CTRL")
