@@ -123,6 +123,10 @@ static const struct err_entry err_table[] = {
 	    "A page action failed." },
 	[-ERR_TIMEOUT] = { "TIMEOUT",
 	    "The wait ended before what it waited for happened." },
+	[-ERR_SIZE_MISMATCH] = { "SIZE_MISMATCH",
+	    "The body's length differs from the size announced for it." },
+	[-ERR_LENGTH_REQUIRED] = { "LENGTH_REQUIRED",
+	    "The request needs a Content-Length header." },
 };
 
 /* Unknown codes read as INTERNAL: a client never sees an unnamed error. */

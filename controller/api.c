@@ -26,27 +26,17 @@
 #include "token.h"
 #include "activity.h"
 #include "api.h"
+#include "api-int.h"
 #include "lease.h"
 #include "run.h"
 #include "store.h"
 #include "task.h"
 #include "tool.h"
 
-#define API_ERRLEN	512
 #define API_CALL_TTL_MS	(10 * 60 * 1000)
 
-struct api_ctx;
 static int	api_grant_remember(struct api_ctx *, const struct store_lease *,
 		    json_t *);
-
-struct api_ctx {
-	struct api		*a;
-	const struct api_req	*q;
-	struct api_resp		*out;
-	struct store		*s;
-	json_t			*body;
-	char			 err[API_ERRLEN];
-};
 
 int
 api_status(int code)
@@ -59,6 +49,7 @@ api_status(int code)
 	case ERR_RANGE: case ERR_ACTION_INVALID: case ERR_COORDINATES:
 	case ERR_KEY_UNKNOWN: case ERR_NOT_DIR: case ERR_IS_DIR:
 	case ERR_NOT_REGULAR: case ERR_UNKNOWN_OP: case ERR_CONFIG:
+	case ERR_SIZE_MISMATCH:
 		return 400;
 	case ERR_UNAUTHORIZED:
 		return 401;
@@ -75,6 +66,8 @@ api_status(int code)
 		return 409;
 	case ERR_TOO_LARGE: case ERR_TAR_TOO_LARGE:
 		return 413;
+	case ERR_LENGTH_REQUIRED:
+		return 411;
 	case ERR_CONNECT: case ERR_PEER_GONE: case ERR_PROVIDER:
 	case ERR_PROTOCOL: case ERR_DISPLAY_FAILED:
 		return 502;
@@ -85,7 +78,7 @@ api_status(int code)
 	}
 }
 
-static void
+void
 api_reply(struct api_ctx *x, int status, json_t *j)
 {
 	x->out->status = status;
@@ -99,7 +92,7 @@ api_reply(struct api_ctx *x, int status, json_t *j)
  * An error reply.  msg may be "CODE: sentence" (from guestd through
  * gclient): the code is ours already, keep the sentence.
  */
-static void
+void
 api_error(struct api_ctx *x, int code, const char *msg)
 {
 	char		 red[API_ERRLEN];
@@ -121,7 +114,7 @@ api_error(struct api_ctx *x, int code, const char *msg)
 }
 
 /* Names: computers and bots are [A-Za-z0-9._-], 1..63, no leading dot. */
-static int
+int
 api_name_ok(const char *s)
 {
 	size_t	 i;
@@ -258,7 +251,7 @@ api_start_lock(struct api_ctx *x, const char *id, int *fdp)
 }
 
 /* Make c run (C-6: on the first tool call), once across processes. */
-static int
+int
 api_ensure_running(struct api_ctx *x, struct store_computer *c)
 {
 	int	 r = 0, lk = -1;
@@ -290,7 +283,7 @@ out:
 	return r;
 }
 
-static int
+int
 api_computer_find(struct api_ctx *x, const char *id,
     struct store_computer *c)
 {
@@ -545,27 +538,40 @@ struct api_tool_state {
 	int				 ephemeral;
 };
 
+/*
+ * The execution lease of a mutating call: the caller's, checked, or
+ * without one a lease for this call only (a call without a lease drives
+ * only a free bot).  The caller releases an ephemeral one when done.
+ */
+int
+api_lease_take(struct api_ctx *x, const char *computer, const char *bot,
+    const char *lease, struct store_lease *l, int *ephemeral)
+{
+	char	 holder[STORE_ID_MAX];
+	int	 r;
+
+	*ephemeral = 0;
+	if (lease != NULL)
+		return lease_check(x->s, lease, computer, bot, l);
+	snprintf(holder, sizeof holder, "call-");
+	if ((r = token_new(holder + 5, sizeof holder - 5)) == 0)
+		r = lease_acquire(x->s, computer, bot, holder, API_CALL_TTL_MS,
+		    0, l);
+	*ephemeral = r == 0;
+	return r;
+}
+
 /* tool_ctx.prepare: the lease, then a running computer (C-6). */
 static int
 api_tool_prepare(struct tool_ctx *t, char *err, size_t errlen)
 {
 	struct api_tool_state	*st = t->prepare_arg;
 	struct api_ctx		*x = st->x;
-	char			 holder[STORE_ID_MAX];
 	int			 r;
 
 	if (st->te->flags & TOOL_LEASE) {
-		if (st->lease != NULL)
-			r = lease_check(x->s, st->lease, t->computer->id,
-			    t->bot, &st->l);
-		else {
-			/* A call without a lease drives only a free bot. */
-			snprintf(holder, sizeof holder, "call-");
-			if ((r = token_new(holder + 5, sizeof holder - 5)) == 0)
-				r = lease_acquire(x->s, t->computer->id, t->bot,
-				    holder, API_CALL_TTL_MS, 0, &st->l);
-			st->ephemeral = r == 0;
-		}
+		r = api_lease_take(x, t->computer->id, t->bot, st->lease,
+		    &st->l, &st->ephemeral);
 		if (r != 0) {
 			snprintf(err, errlen, "%s", err_message(r));
 			return r;
@@ -1060,6 +1066,10 @@ api_route(struct api_ctx *x, char **seg, size_t n)
 		if (n == 6 && api_is(q, "POST") &&
 		    strcmp(seg[3], "runs") == 0 && strcmp(seg[5], "end") == 0)
 			{ api_run_end(x, seg[2], seg[4]); return; }
+		if (n == 4 && api_is(q, "PUT") && strcmp(seg[3], "files") == 0)
+			{ api_files_put(x, seg[2]); return; }
+		if (n == 4 && api_is(q, "GET") && strcmp(seg[3], "files") == 0)
+			{ api_files_get(x, seg[2]); return; }
 	}
 	if (n >= 2 && strcmp(seg[1], "leases") == 0) {
 		if (n == 2 && api_is(q, "POST"))
@@ -1147,7 +1157,7 @@ api_handle(struct api *a, const struct api_req *q, struct api_resp *out)
 	}
 	api_route(&x, seg, n);
 out:
-	if (out->body == NULL)
+	if (out->body == NULL && !out->stream)
 		api_error(&x, ERR_INTERNAL, NULL);
 	json_decref(x.body);
 	api_store_put(x.s);

@@ -20,6 +20,14 @@
  *   POST   /v1/leases                         {computer, bot, holder, ttl_ms?}
  *   POST   /v1/leases/{id}/heartbeat          {ttl_ms?}
  *   DELETE /v1/leases/{id}
+ *   PUT    /v1/computers/{id}/files?bot=B&path=P[&lease=L][&mode=0644]
+ *          [&parents=1]   raw body (Content-Length), streamed to guestd
+ *   GET    /v1/computers/{id}/files?bot=B&path=P   raw file, streamed
+ *
+ * The two file routes stream: serve.c starts a PUT's task as soon as its
+ * headers arrive and hands it the body through a bounded pipe (api_req.in),
+ * and a GET answers with a byte stream through api_req.out once
+ * api_resp.stream is set and api_req.respond() called.
  *
  * Errors are 4xx/5xx with {"error":{"code","message"}} and a stable code.
  */
@@ -30,8 +38,13 @@
 #include <stdint.h>
 
 #include "provider.h"
+#include "xfer.h"
 
 #define API_MAX_BODY	(1024 * 1024)
+/* PUT .../files: the largest body, and the pipes' high-water marks. */
+#define API_MAX_UPLOAD		(INT64_C(8) << 30)
+#define API_PIPE_IN_HIGH	(1024 * 1024)
+#define API_PIPE_OUT_HIGH	(2 * 1024 * 1024)
 #define API_WAIT_MAX_MS	60000
 #define API_START_LOCK_MS	120000
 #define API_START_LOCK_POLL_MS	25
@@ -58,12 +71,22 @@ struct api_req {
 	const char	*body;
 	size_t		 bodylen;
 	int		 too_large;	/* the body passed API_MAX_BODY */
+	/* Streaming (api_files_streams_body(), GET .../files), else NULL. */
+	int64_t		 length;	/* Content-Length; -1 none */
+	struct xfer	*in;		/* the body, while it arrives */
+	struct xfer	*out;		/* a streamed reply's bytes */
+	/* Send the headers of a streamed reply (out->stream set) now. */
+	void		(*respond)(void *arg);
+	void		*respond_arg;
 };
 
 struct api_resp {
 	int	 status;
 	char	*body;			/* malloc'd JSON */
 	size_t	 len;
+	/* A byte stream instead of body: stream_len bytes through q->out. */
+	int	 stream;
+	int64_t	 stream_len;
 };
 
 void	api_handle(struct api *a, const struct api_req *q,
@@ -80,5 +103,7 @@ int	api_idle_sweep(struct api *a, int *stopped);
 int	api_cap_sweep(struct api *a, int *revoked, int64_t *next_ms);
 /* HTTP status for an ERR_* code. */
 int	api_status(int code);
+/* Does this request's body stream (PUT .../files) instead of buffering? */
+int	api_files_streams_body(const char *method, const char *path);
 
 #endif

@@ -93,6 +93,9 @@ cliapi_token(struct cliapi *o)
 	return ERR_UNAUTHORIZED;
 }
 
+static int	cliapi_reply(struct cliapi *, struct http_client_resp *,
+		    json_t **);
+
 int
 cliapi_call(struct cliapi *o, const char *method, const char *path,
     json_t *body, json_t **reply)
@@ -100,9 +103,7 @@ cliapi_call(struct cliapi *o, const char *method, const char *path,
 	struct http_client_resp	 resp;
 	char			 err[512], *s = NULL;
 	size_t			 len = 0;
-	json_t			*j = NULL, *e;
-	const char		*code, *msg;
-	int			 r, status = CLI_EXIT_ERROR;
+	int			 r;
 
 	if (reply != NULL)
 		*reply = NULL;
@@ -123,6 +124,19 @@ cliapi_call(struct cliapi *o, const char *method, const char *path,
 		return r == ERR_CONNECT || r == ERR_CONFIG ? CLI_EXIT_CONNECT :
 		    CLI_EXIT_ERROR;
 	}
+	return cliapi_reply(o, &resp, reply);
+}
+
+/* A reply: *reply on 2xx JSON, else its error printed.  resp is freed. */
+static int
+cliapi_reply(struct cliapi *o, struct http_client_resp *r, json_t **reply)
+{
+	struct http_client_resp	 resp = *r;
+	json_t			*j = NULL, *e;
+	const char		*code, *msg;
+	char			*s;
+	int			 status = CLI_EXIT_ERROR;
+
 	j = json_loadb(resp.body, resp.len, 0, NULL);
 	if (resp.status >= 200 && resp.status < 300 && j != NULL) {
 		if (reply != NULL) {
@@ -154,6 +168,61 @@ out:
 	json_decref(j);
 	http_client_resp_free(&resp);
 	return status;
+}
+
+int
+cliapi_stream(struct cliapi *o, const char *method, const char *path,
+    long long len, http_client_src src, void *src_arg,
+    http_client_sink sink, void *sink_arg, json_t **reply)
+{
+	struct http_client_resp	 resp;
+	char			 err[512];
+	int			 r;
+
+	if (reply != NULL)
+		*reply = NULL;
+	if (cliapi_token(o) != 0) {
+		cli_error("UNAUTHORIZED: no API token: give --token-file F or "
+		    "set RAKAZO_API_TOKEN");
+		return CLI_EXIT_CONNECT;
+	}
+	r = http_client_stream(o->url, method, path, o->token[0] != '\0' ?
+	    o->token : NULL, len, src, src_arg, sink, sink_arg, &resp, err,
+	    sizeof err);
+	if (r != 0) {
+		cli_error("%s: %s", err_name(r), err);
+		return r == ERR_CONNECT || r == ERR_CONFIG ? CLI_EXIT_CONNECT :
+		    CLI_EXIT_ERROR;
+	}
+	/* A 2xx body that went to the sink is no JSON. */
+	if (sink != NULL && resp.status >= 200 && resp.status < 300) {
+		http_client_resp_free(&resp);
+		return CLI_EXIT_OK;
+	}
+	return cliapi_reply(o, &resp, reply);
+}
+
+char *
+cliapi_escape(const char *s)
+{
+	static const char	 hex[] = "0123456789ABCDEF";
+	char			*out, *o;
+	unsigned char		 c;
+
+	o = out = xmalloc(strlen(s) * 3 + 1);
+	for (; *s != '\0'; s++) {
+		c = (unsigned char)*s;
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || strchr("-._~/", c) != NULL) {
+			*o++ = (char)c;
+			continue;
+		}
+		*o++ = '%';
+		*o++ = hex[c >> 4];
+		*o++ = hex[c & 15];
+	}
+	*o = '\0';
+	return out;
 }
 
 int

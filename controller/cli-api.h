@@ -15,6 +15,8 @@
 
 #include <jansson.h>
 
+#include "http-client.h"
+
 struct cliapi {
 	const char	*url;
 	const char	*token_file;
@@ -37,6 +39,16 @@ int	cliapi_parse(struct cliapi *o, int argc, char **argv);
  */
 int	cliapi_call(struct cliapi *o, const char *method, const char *path,
 	    json_t *body, json_t **reply);
+/*
+ * A file transfer (PUT or GET .../files): a body of len bytes from src
+ * (len < 0: none), a 2xx reply's bytes to sink (NULL: JSON in *reply).
+ * Errors as cliapi_call.
+ */
+int	cliapi_stream(struct cliapi *o, const char *method, const char *path,
+	    long long len, http_client_src src, void *src_arg,
+	    http_client_sink sink, void *sink_arg, json_t **reply);
+/* %-escape s for a query value or path (malloc'd). */
+char	*cliapi_escape(const char *s);
 /* POST /v1/tools/{tool} with computer, bot (and lease) added. */
 int	cliapi_tool(struct cliapi *o, const char *tool, json_t *args,
 	    json_t **reply);

@@ -5,7 +5,8 @@
  * Outgoing messages wait in a FIFO and are written one per WRITEABLE
  * callback; an upload is pulled from its source only when that FIFO is
  * empty and the socket is writable, so memory stays at one chunk however
- * slow guestd reads.  Incoming fragments are reassembled under the
+ * slow guestd reads.  A source with nothing to give yet pauses its upload
+ * (no busy loop on writable) until its owner resumes it.  Incoming fragments are reassembled under the
  * protocol's caps (a peer that exceeds them is dropped with
  * PROTOCOL_ERROR), JSON responses are routed by id, events to the event
  * callback and binary frames to the data callback of their request.
@@ -59,6 +60,7 @@ struct gclient_req {
 	void			*arg;
 	gclient_source_cb	 src;		/* upload still to send */
 	void			*src_arg;
+	int			 paused;	/* src had nothing: resume */
 	struct gclient_req	*next;
 };
 
@@ -308,7 +310,7 @@ gclient_upload_next(struct gclient *c)
 	struct gclient_req	*r;
 
 	for (r = c->reqs; r != NULL; r = r->next)
-		if (r->src != NULL)
+		if (r->src != NULL && !r->paused)
 			return r;
 	return NULL;
 }
@@ -332,8 +334,11 @@ gclient_write_upload(struct gclient *c, struct gclient_req *r)
 		gclient_fail(c, ERR_INTERNAL, "the upload source overran");
 		return -1;
 	}
-	if (n == 0 && !end)
-		return 0;	/* nothing yet; asked again when writable */
+	if (n == 0 && !end) {
+		/* Nothing yet: skipped until gclient_upload_resume(). */
+		r->paused = 1;
+		return 0;
+	}
 	proto_frame_header(body, r->id, PROTO_CH_DATA, end ? PROTO_F_END : 0);
 	if (lws_write(c->wsi, body, PROTO_FRAME_HDR + (size_t)n,
 	    LWS_WRITE_BINARY) < (int)(PROTO_FRAME_HDR + n)) {
@@ -804,7 +809,22 @@ gclient_upload(struct gclient *c, uint32_t id, gclient_source_cb src,
 		return ERR_BUSY;
 	r->src = src;
 	r->src_arg = arg;
+	r->paused = 0;
 	gclient_want_write(c);
+	return 0;
+}
+
+int
+gclient_upload_resume(struct gclient *c, uint32_t id)
+{
+	struct gclient_req	*r;
+
+	if ((r = gclient_req_find(c, id, NULL)) == NULL || r->src == NULL)
+		return ERR_NOT_FOUND;
+	if (r->paused) {
+		r->paused = 0;
+		gclient_want_write(c);
+	}
 	return 0;
 }
 

@@ -46,7 +46,10 @@ typedef int	(*gclient_data_cb)(struct gclient *c, uint32_t id,
 typedef void	(*gclient_event_cb)(struct gclient *c, json_t *ev, void *arg);
 /*
  * Upload source: copy up to max bytes into p and return the count; set
- * *end on the last chunk (the count may be 0 then).  Negative ERR_* aborts.
+ * *end on the last chunk (the count may be 0 then).  0 without *end
+ * pauses the upload until gclient_upload_resume().  Negative ERR_* aborts
+ * the whole connection (a request's own trouble should end its body
+ * instead: guestd then refuses the request alone).
  */
 typedef ssize_t	(*gclient_source_cb)(void *arg, uint8_t *p, size_t max,
 		    int *end);
@@ -70,6 +73,8 @@ void	 gclient_forget(struct gclient *c, uint32_t id);
 /* Stream a body for request id from src (channel 0, END at the end). */
 int	 gclient_upload(struct gclient *c, uint32_t id, gclient_source_cb src,
 	    void *arg);
+/* Un-pause request id's upload: its source has bytes (or its end) now. */
+int	 gclient_upload_resume(struct gclient *c, uint32_t id);
 /* Serve until *done becomes non-zero, the connection closes or timeout_ms
  * passes with nothing happening (0 = no limit).  0 or ERR_*. */
 int	 gclient_run(struct gclient *c, const int *done, int timeout_ms);

@@ -1,6 +1,8 @@
 /*
  * The CLI's HTTP/1.1 client (http-client.h).  Bounded reads, one request
- * per connection, Content-Length trusted only up to what arrived.
+ * per connection, Content-Length trusted only up to what arrived.  Streams
+ * move one chunk at a time through a fixed buffer, so a file of any size
+ * costs the same memory.
  */
 #include "autoconf.h"
 
@@ -9,6 +11,8 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
+#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +21,10 @@
 #include "err.h"
 #include "log.h"
 #include "http-client.h"
+
+#define HTTP_CLIENT_HDR_MAX	(64 * 1024)
+#define HTTP_CLIENT_ERR_MAX	(1024 * 1024)
+#define HTTP_CLIENT_CHUNK	(256 * 1024)
 
 static int
 http_client_connect(const char *base, char *host, size_t hostlen, int *fdp,
@@ -162,6 +170,234 @@ http_client_request(const char *base, const char *method, const char *path,
 	out->body[out->len] = '\0';
 	r = 0;
 out:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+/* ---- streams ---------------------------------------------------------- */
+
+/*
+ * Send len bytes from src as the socket takes them.  A readable socket
+ * means the server answered (or left) before the end: stop and read that.
+ */
+static int
+http_client_send_body(int fd, long long len, http_client_src src,
+    void *arg, char *err, size_t errlen)
+{
+	struct pollfd	 pfd;
+	char		*buf = xmalloc(HTTP_CLIENT_CHUNK);
+	size_t		 have = 0, off = 0;
+	long long	 left = len;
+	ssize_t		 n, w;
+	int		 r = 0;
+
+	while (left > 0 || off < have) {
+		pfd.fd = fd;
+		pfd.events = POLLIN | POLLOUT;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			r = ERR_CONNECT;
+			snprintf(err, errlen, "poll: %s", strerror(errno));
+			break;
+		}
+		if (pfd.revents & (POLLIN | POLLHUP | POLLERR))
+			break;
+		if (off == have) {
+			n = src(arg, buf, left < HTTP_CLIENT_CHUNK ?
+			    (size_t)left : HTTP_CLIENT_CHUNK);
+			if (n <= 0) {
+				r = n < 0 ? (int)n : ERR_IO;
+				snprintf(err, errlen, "the input ended %lld "
+				    "bytes before its announced size", left);
+				break;
+			}
+			have = (size_t)n;
+			off = 0;
+			left -= n;
+		}
+		w = send(fd, buf + off, have - off, MSG_NOSIGNAL |
+		    MSG_DONTWAIT);
+		if (w < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (w < 0)
+			break;	/* the server went: read what it said */
+		off += (size_t)w;
+	}
+	free(buf);
+	return r;
+}
+
+/* The value of header name in hdr (CRLF lines), or -1. */
+static long long
+http_client_clen(const char *hdr)
+{
+	const char	*p = hdr;
+
+	while ((p = strstr(p, "\r\n")) != NULL) {
+		p += 2;
+		if (strncasecmp(p, "Content-Length:", 15) == 0)
+			return strtoll(p + 15, NULL, 10);
+	}
+	return -1;
+}
+
+static int
+http_client_recv(int fd, char *p, size_t max, size_t *got, char *err,
+    size_t errlen)
+{
+	ssize_t	 rd;
+
+	*got = 0;
+	do
+		rd = recv(fd, p, max, 0);
+	while (rd < 0 && errno == EINTR);
+	if (rd < 0) {
+		snprintf(err, errlen, "reading the reply: %s",
+		    strerror(errno));
+		return ERR_CONNECT;
+	}
+	*got = (size_t)rd;
+	return 0;
+}
+
+/* The status line and headers; buf keeps what was read past them. */
+static int
+http_client_head(int fd, char *buf, size_t *n, struct http_client_resp *out,
+    long long *clen, size_t *hdrlen, char *err, size_t errlen)
+{
+	char	*sep = NULL;
+	size_t	 k;
+	int	 r;
+
+	*n = 0;
+	while (sep == NULL) {
+		if (*n >= HTTP_CLIENT_HDR_MAX) {
+			snprintf(err, errlen, "the reply's headers are too "
+			    "large");
+			return ERR_PROTOCOL;
+		}
+		if ((r = http_client_recv(fd, buf + *n, HTTP_CLIENT_HDR_MAX -
+		    *n, &k, err, errlen)) != 0)
+			return r;
+		if (k == 0)
+			break;
+		*n += k;
+		buf[*n] = '\0';
+		sep = strstr(buf, "\r\n\r\n");
+	}
+	if (sep == NULL || *n < 12 || strncmp(buf, "HTTP/1.", 7) != 0) {
+		snprintf(err, errlen, "the controller sent no HTTP reply");
+		return ERR_PROTOCOL;
+	}
+	*sep = '\0';
+	out->status = atoi(buf + 9);
+	*clen = http_client_clen(buf);
+	*hdrlen = (size_t)(sep - buf) + 4;
+	return 0;
+}
+
+/* A reply's body: to sink (2xx), else kept in out->body (capped). */
+static int
+http_client_body(int fd, char *buf, size_t have, long long clen,
+    http_client_sink sink, void *arg, struct http_client_resp *out,
+    char *err, size_t errlen)
+{
+	long long	 got = 0;
+	size_t		 k, cap = 0;
+	int		 r, keep = sink == NULL || out->status < 200 ||
+			    out->status > 299;
+
+	for (;;) {
+		if (clen >= 0 && (long long)have > clen - got)
+			have = (size_t)(clen - got);
+		if (have > 0 && keep) {
+			if (out->len + have > HTTP_CLIENT_ERR_MAX) {
+				snprintf(err, errlen, "the reply is too large");
+				return ERR_TOO_LARGE;
+			}
+			if (out->len + have + 1 > cap) {
+				cap = (out->len + have + 1) * 2;
+				out->body = xrealloc(out->body, cap);
+			}
+			memcpy(out->body + out->len, buf, have);
+			out->len += have;
+			out->body[out->len] = '\0';
+		} else if (have > 0 && sink(arg, buf, have) != 0) {
+			snprintf(err, errlen, "cannot write the output: %s",
+			    strerror(errno));
+			return ERR_IO;
+		}
+		got += (long long)have;
+		if (clen >= 0 && got == clen)
+			break;
+		if ((r = http_client_recv(fd, buf, HTTP_CLIENT_CHUNK, &k, err,
+		    errlen)) != 0)
+			return r;
+		if (k == 0)
+			break;
+		have = k;
+	}
+	if (clen >= 0 && got < clen) {
+		snprintf(err, errlen, "the transfer was cut short after %lld "
+		    "of %lld bytes", got, clen);
+		return ERR_PROTOCOL;
+	}
+	if (out->body == NULL)
+		out->body = xstrdup("");
+	return 0;
+}
+
+int
+http_client_stream(const char *base, const char *method, const char *path,
+    const char *token, long long len, http_client_src src, void *src_arg,
+    http_client_sink sink, void *sink_arg, struct http_client_resp *out,
+    char *err, size_t errlen)
+{
+	char		 host[256], cl[96], *hdr, *buf = NULL;
+	size_t		 hl, hcap, n = 0, hdrlen = 0;
+	long long	 clen = -1;
+	int		 fd = -1, r;
+
+	memset(out, 0, sizeof *out);
+	if ((r = http_client_connect(base, host, sizeof host, &fd, err,
+	    errlen)) != 0)
+		return r;
+	cl[0] = '\0';
+	if (len >= 0)
+		snprintf(cl, sizeof cl, "Content-Type: application/octet-stream"
+		    "\r\nContent-Length: %lld\r\n", len);
+	/* The path carries a %-escaped file name: size for it. */
+	hcap = strlen(path) + 1024 + 600;
+	hdr = xmalloc(hcap);
+	hl = (size_t)snprintf(hdr, hcap, "%s %s HTTP/1.1\r\nHost: %s\r\n"
+	    "Connection: close\r\n%s%s%s%s\r\n", method, path, host, cl,
+	    token != NULL ? "Authorization: Bearer " : "",
+	    token != NULL ? token : "", token != NULL ? "\r\n" : "");
+	r = hl >= hcap ? ERR_INTERNAL : http_client_send(fd, hdr, hl);
+	explicit_bzero(hdr, hcap);
+	free(hdr);
+	if (r != 0) {
+		snprintf(err, errlen, "the controller closed the connection");
+		r = ERR_CONNECT;
+		goto out;
+	}
+	if (len > 0 && (r = http_client_send_body(fd, len, src, src_arg, err,
+	    errlen)) != 0)
+		goto out;
+	buf = xmalloc(HTTP_CLIENT_HDR_MAX + HTTP_CLIENT_CHUNK + 1);
+	if ((r = http_client_head(fd, buf, &n, out, &clen, &hdrlen, err,
+	    errlen)) != 0)
+		goto out;
+	memmove(buf, buf + hdrlen, n - hdrlen);
+	r = http_client_body(fd, buf, n - hdrlen, clen, sink, sink_arg, out,
+	    err, errlen);
+out:
+	if (r != 0)
+		http_client_resp_free(out);
 	free(buf);
 	if (fd >= 0)
 		close(fd);

@@ -436,13 +436,23 @@ local_destroy(struct provider *p, struct store_computer *c)
 
 /* ---- calls ---------------------------------------------------------- */
 
+/*
+ * One request in flight.  Its body comes from memory (in) or from a
+ * streaming source (src); its channel 0 goes to memory (buf) or to a sink.
+ */
 struct local_req {
-	int		 done;
-	json_t		*reply;
-	char		*buf;
-	size_t		 len, cap;
-	const uint8_t	*in;
-	size_t		 inlen, inoff;
+	int			 done;
+	json_t			*reply;
+	char			*buf;
+	size_t			 len, cap;
+	const uint8_t		*in;
+	size_t			 inlen, inoff;
+	struct provider_src	*src;
+	const struct provider_sink *sink;
+	int			 sink_err;
+	uint64_t		 taken;		/* bytes from src or to sink */
+	struct gclient		*gc;		/* while the upload runs */
+	uint32_t		 id;
 };
 
 static void
@@ -462,6 +472,17 @@ local_on_data(struct gclient *gc, uint32_t id, uint8_t ch, const uint8_t *p,
 
 	if (ch != PROTO_CH_DATA || n == 0)
 		return 0;
+	/*
+	 * A sink that gives up (its HTTP client left) drops this call's
+	 * bytes only: failing here would close a connection other
+	 * requests share.
+	 */
+	if (q->sink != NULL) {
+		q->taken += n;
+		if (q->sink_err == 0)
+			q->sink_err = q->sink->write(q->sink->arg, p, n);
+		return 0;
+	}
 	/* Bounded by what the tool asked for (file.read length, images). */
 	if (q->len + n > 64 * 1024 * 1024)
 		return ERR_TOO_LARGE;
@@ -487,6 +508,29 @@ local_source(void *arg, uint8_t *p, size_t max, int *end)
 	if (q->inoff == q->inlen)
 		*end = 1;
 	return (ssize_t)n;
+}
+
+/* A streamed body: 0 without end pauses the upload in gclient. */
+static ssize_t
+local_stream_source(void *arg, uint8_t *p, size_t max, int *end)
+{
+	struct local_req	*q = arg;
+	ssize_t			 n;
+
+	n = q->src->read(q->src->arg, p, max, end);
+	if (n > 0)
+		q->taken += (uint64_t)n;
+	return n;
+}
+
+/* provider_src.ready: the source has bytes again. */
+static void
+local_stream_ready(void *arg)
+{
+	struct local_req	*q = arg;
+
+	if (q->gc != NULL && q->id != 0)
+		(void)gclient_upload_resume(q->gc, q->id);
 }
 
 static int
@@ -574,7 +618,7 @@ local_call_once(struct provider *p, const struct store_computer *c,
 {
 	struct lconn	*l;
 	uint32_t	 id;
-	int		 r;
+	int		 r = 0;
 
 	*fresh = 0;
 	for (l = local_conns; l != NULL; l = l->next)
@@ -590,11 +634,24 @@ local_call_once(struct provider *p, const struct store_computer *c,
 	if (id == 0) {
 		snprintf(err, errlen, "%s", gclient_error(l->c));
 		r = ERR_PEER_GONE;
-	} else if (q->in != NULL &&
-	    (r = gclient_upload(l->c, id, local_source, q)) != 0)
-		;
-	else if ((r = gclient_run(l->c, &q->done, LOCAL_CALL_IDLE_MS)) != 0)
+	} else if (q->src != NULL) {
+		q->gc = l->c;
+		q->id = id;
+		q->src->ready = local_stream_ready;
+		q->src->ready_arg = q;
+		r = gclient_upload(l->c, id, local_stream_source, q);
+	} else if (q->in != NULL)
+		r = gclient_upload(l->c, id, local_source, q);
+	if (r == 0 && id != 0 &&
+	    (r = gclient_run(l->c, &q->done, LOCAL_CALL_IDLE_MS)) != 0)
 		snprintf(err, errlen, "%s", gclient_error(l->c));
+	/* The source outlives the call; the connection may not. */
+	if (q->src != NULL) {
+		q->src->ready = NULL;
+		q->src->ready_arg = NULL;
+	}
+	q->gc = NULL;
+	q->id = 0;
 	/* A connection that failed is nobody's any more. */
 	if (r != 0 && q->reply == NULL) {
 		if (id != 0)
@@ -606,44 +663,100 @@ local_call_once(struct provider *p, const struct store_computer *c,
 	return r;
 }
 
+/* Reset q for another try, keeping what the caller gave. */
+static void
+local_req_retry(struct local_req *q)
+{
+	struct local_req	 keep = *q;
+
+	free(q->buf);
+	memset(q, 0, sizeof *q);
+	q->in = keep.in;
+	q->inlen = keep.inlen;
+	q->src = keep.src;
+	q->sink = keep.sink;
+}
+
+/* Run q (args stolen) and turn its reply into *result or an error. */
+static int
+local_call_req(struct provider *p, const struct store_computer *c,
+    const char *op, json_t *args, struct local_req *q, json_t **result,
+    char *err, size_t errlen)
+{
+	int	 r, fresh;
+
+	json_incref(args);
+	r = local_call_once(p, c, op, args, q, &fresh, err, errlen);
+	/*
+	 * A cached connection may have died with an old guestd: once more,
+	 * if nothing of the body was consumed and nothing came back.
+	 */
+	if (r != 0 && !fresh && q->reply == NULL && q->inoff == 0 &&
+	    q->taken == 0 && q->len == 0) {
+		local_req_retry(q);
+		json_incref(args);
+		r = local_call_once(p, c, op, args, q, &fresh, err, errlen);
+	}
+	json_decref(args);
+	if (r != 0)
+		return r;
+	if (!json_is_true(json_object_get(q->reply, "ok")))
+		return gclient_reply_error(q->reply, err, errlen);
+	*result = json_incref(json_object_get(q->reply, "result"));
+	if (*result == NULL)
+		*result = json_object();
+	return 0;
+}
+
 static int
 local_call(struct provider *p, const struct store_computer *c, const char *op,
     json_t *args, const void *in, size_t inlen, json_t **result, void **out,
     size_t *outlen, char *err, size_t errlen)
 {
 	struct local_req	 q;
-	int			 r, fresh;
+	int			 r;
 
 	memset(&q, 0, sizeof q);
 	q.in = in;
 	q.inlen = inlen;
-	json_incref(args);
-	r = local_call_once(p, c, op, args, &q, &fresh, err, errlen);
-	/* A cached connection may have died with an old guestd: once more. */
-	if (r != 0 && !fresh && q.reply == NULL && q.inoff == 0) {
-		free(q.buf);
-		memset(&q, 0, sizeof q);
-		q.in = in;
-		q.inlen = inlen;
-		json_incref(args);
-		r = local_call_once(p, c, op, args, &q, &fresh, err, errlen);
-	}
-	json_decref(args);
-	if (r != 0)
-		goto out;
-	if (!json_is_true(json_object_get(q.reply, "ok"))) {
-		r = gclient_reply_error(q.reply, err, errlen);
-		goto out;
-	}
-	*result = json_incref(json_object_get(q.reply, "result"));
-	if (*result == NULL)
-		*result = json_object();
-	if (out != NULL) {
+	r = local_call_req(p, c, op, args, &q, result, err, errlen);
+	if (r == 0 && out != NULL) {
 		*out = q.buf;
 		*outlen = q.len;
 		q.buf = NULL;
 	}
-out:
+	free(q.buf);
+	json_decref(q.reply);
+	return r;
+}
+
+static int
+local_call_upload(struct provider *p, const struct store_computer *c,
+    const char *op, json_t *args, struct provider_src *src, json_t **result,
+    char *err, size_t errlen)
+{
+	struct local_req	 q;
+	int			 r;
+
+	memset(&q, 0, sizeof q);
+	q.src = src;
+	r = local_call_req(p, c, op, args, &q, result, err, errlen);
+	free(q.buf);
+	json_decref(q.reply);
+	return r;
+}
+
+static int
+local_call_download(struct provider *p, const struct store_computer *c,
+    const char *op, json_t *args, const struct provider_sink *sink,
+    json_t **result, char *err, size_t errlen)
+{
+	struct local_req	 q;
+	int			 r;
+
+	memset(&q, 0, sizeof q);
+	q.sink = sink;
+	r = local_call_req(p, c, op, args, &q, result, err, errlen);
 	free(q.buf);
 	json_decref(q.reply);
 	return r;
@@ -678,4 +791,6 @@ const struct provider_ops provider_local_ops = {
 	.stop = local_stop,
 	.destroy = local_destroy,
 	.call = local_call,
+	.call_upload = local_call_upload,
+	.call_download = local_call_download,
 };

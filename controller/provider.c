@@ -1,6 +1,8 @@
 /*
  * Provider selection and the thin front of provider.h: callers never look
- * into a provider's table themselves.
+ * into a provider's table themselves.  Streaming calls fall back to a
+ * buffered call for providers without them (fake, none), with a cap: those
+ * serve tests and refusals, never large files.
  */
 #include "autoconf.h"
 
@@ -11,6 +13,9 @@
 #include "err.h"
 #include "log.h"
 #include "provider.h"
+#include "task.h"
+
+#define PROVIDER_BUFFER_MAX	(64 * 1024 * 1024)
 
 static const struct provider_ops *const provider_all[] = {
 	&provider_local_ops, &provider_fake_ops, &provider_none_ops,
@@ -101,4 +106,107 @@ provider_call(struct provider *p, const struct store_computer *c,
 	err[0] = '\0';
 	return p->ops->call(p, c, op, args, in, inlen, result, out, outlen,
 	    err, errlen);
+}
+
+/* ---- streaming, and its buffered fallback ------------------------------ */
+
+struct provider_fill {
+	struct task_cond	 cv;
+};
+
+static void
+provider_fill_ready(void *arg)
+{
+	struct provider_fill	*f = arg;
+
+	task_cond_broadcast(&f->cv);
+}
+
+/* Read src whole, waiting for it in the task. */
+static int
+provider_src_slurp(struct provider_src *src, uint8_t **out, size_t *outlen)
+{
+	struct provider_fill	 f;
+	uint8_t			*buf = NULL;
+	size_t			 len = 0, cap = 0;
+	ssize_t			 n;
+	int			 end = 0, r = 0;
+
+	memset(&f, 0, sizeof f);
+	src->ready = provider_fill_ready;
+	src->ready_arg = &f;
+	while (!end) {
+		if (cap - len < 65536) {
+			cap = (len + 65536) * 2;
+			buf = xrealloc(buf, cap);
+		}
+		if ((n = src->read(src->arg, buf + len, cap - len,
+		    &end)) < 0) {
+			r = (int)n;
+			break;
+		}
+		len += (size_t)n;
+		if (len > PROVIDER_BUFFER_MAX) {
+			r = ERR_TOO_LARGE;
+			break;
+		}
+		if (n == 0 && !end && (r = task_cond_wait(&f.cv, -1)) != 0)
+			break;
+	}
+	src->ready = NULL;
+	src->ready_arg = NULL;
+	if (r != 0) {
+		free(buf);
+		return r;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+int
+provider_call_upload(struct provider *p, const struct store_computer *c,
+    const char *op, json_t *args, struct provider_src *src, json_t **result,
+    char *err, size_t errlen)
+{
+	uint8_t	*buf = NULL;
+	size_t	 len = 0;
+	int	 r;
+
+	*result = NULL;
+	err[0] = '\0';
+	if (p->ops->call_upload != NULL)
+		return p->ops->call_upload(p, c, op, args, src, result, err,
+		    errlen);
+	if ((r = provider_src_slurp(src, &buf, &len)) != 0) {
+		json_decref(args);
+		snprintf(err, errlen, "%s", err_message(r));
+		return r;
+	}
+	r = p->ops->call(p, c, op, args, buf != NULL ? buf : (void *)"", len,
+	    result, NULL, NULL, err, errlen);
+	free(buf);
+	return r;
+}
+
+int
+provider_call_download(struct provider *p, const struct store_computer *c,
+    const char *op, json_t *args, const struct provider_sink *sink,
+    json_t **result, char *err, size_t errlen)
+{
+	void	*out = NULL;
+	size_t	 outlen = 0;
+	int	 r;
+
+	*result = NULL;
+	err[0] = '\0';
+	if (p->ops->call_download != NULL)
+		return p->ops->call_download(p, c, op, args, sink, result, err,
+		    errlen);
+	r = p->ops->call(p, c, op, args, NULL, 0, result, &out, &outlen, err,
+	    errlen);
+	if (r == 0 && outlen > 0)
+		(void)sink->write(sink->arg, out, outlen);
+	free(out);
+	return r;
 }

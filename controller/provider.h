@@ -15,6 +15,8 @@
 #ifndef CONTROLLER_PROVIDER_H
 #define CONTROLLER_PROVIDER_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
@@ -34,6 +36,32 @@ struct provider_config {
 };
 
 struct provider;
+
+/*
+ * A request body streamed to guestd (provider_call_upload).  read() runs
+ * on the loop and never waits: it copies up to max bytes and returns the
+ * count, sets *end with the last bytes (the count may be 0 then), or
+ * returns 0 when nothing is there yet.  After such a 0 the source's owner
+ * calls ready(ready_arg), which the provider sets while the call runs,
+ * once bytes or the end arrived.  A source whose producer left ends the
+ * body early: guestd refuses a body shorter than its announced size.
+ */
+struct provider_src {
+	ssize_t	(*read)(void *arg, uint8_t *p, size_t max, int *end);
+	void	*arg;
+	void	(*ready)(void *ready_arg);
+	void	*ready_arg;
+};
+
+/*
+ * Channel 0 bytes of a call, handed over as they arrive (on the loop).
+ * write() returns 0, or ERR_* to drop the rest of this call's bytes (the
+ * call itself still runs to its reply).
+ */
+struct provider_sink {
+	int	(*write)(void *arg, const uint8_t *p, size_t n);
+	void	*arg;
+};
 
 struct provider_ops {
 	const char	*name;
@@ -55,6 +83,20 @@ struct provider_ops {
 		    const char *op, json_t *args, const void *in, size_t inlen,
 		    json_t **result, void **out, size_t *outlen, char *err,
 		    size_t errlen);
+	/*
+	 * Optional streaming forms of call: the body pulled from src, or
+	 * channel 0 handed to sink; memory stays bounded by the source and
+	 * the sink.  Without them provider_call_upload()/_download() buffer
+	 * the whole body (fake and none only: tests and refusals).
+	 */
+	int	(*call_upload)(struct provider *,
+		    const struct store_computer *c, const char *op,
+		    json_t *args, struct provider_src *src, json_t **result,
+		    char *err, size_t errlen);
+	int	(*call_download)(struct provider *,
+		    const struct store_computer *c, const char *op,
+		    json_t *args, const struct provider_sink *sink,
+		    json_t **result, char *err, size_t errlen);
 	void	(*free)(struct provider *);
 	/* "HOST:PORT" of the computer's screen gateway (G-13), or ERR_*. */
 	int	(*gateway)(struct provider *, const struct store_computer *c,
@@ -87,6 +129,16 @@ int	provider_gateway(struct provider *p, const struct store_computer *c,
 int	provider_call(struct provider *p, const struct store_computer *c,
 	    const char *op, json_t *args, const void *in, size_t inlen,
 	    json_t **result, void **out, size_t *outlen, char *err,
+	    size_t errlen);
+/* From a task: one request whose body comes from src; args stolen. */
+int	provider_call_upload(struct provider *p,
+	    const struct store_computer *c, const char *op, json_t *args,
+	    struct provider_src *src, json_t **result, char *err,
+	    size_t errlen);
+/* From a task: one request whose channel 0 goes to sink; args stolen. */
+int	provider_call_download(struct provider *p,
+	    const struct store_computer *c, const char *op, json_t *args,
+	    const struct provider_sink *sink, json_t **result, char *err,
 	    size_t errlen);
 
 #endif

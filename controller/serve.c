@@ -9,6 +9,16 @@
  * mode), descriptors tasks wait on and the store watch all live on the
  * same loop, on a vhost that does not listen.
  *
+ * File transfers stream instead (api.h): a PUT .../files task starts as
+ * soon as its headers arrived and reads the body from a bounded pipe the
+ * HTTP_BODY callbacks fill; at the pipe's high water the connection stops
+ * being read (lws_rx_flow_control) until the task drained it below low
+ * water, so TCP holds the client back.  A GET .../files reply is written
+ * from another pipe, chunks while the socket takes them, as the task
+ * refills it.  A reply made before the body ended (a refusal) is sent at
+ * once; the rest of the body is read and dropped, then the connection
+ * closes.
+ *
  * Timers, all lws sul on the loop:
  *  - maintenance, every reconcile period: the reconciler (C-7) and the
  *    idle stop (C-6), as one task;
@@ -38,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <libwebsockets.h>
@@ -55,9 +66,13 @@
 #include "run.h"
 #include "store.h"
 #include "task.h"
+#include "xfer.h"
 
 #define SERVE_MAX_JOBS		64
 #define SERVE_WATCH_PROTOCOL	"rakazo-serve-watch"
+/* A streaming client that neither sends nor reads for this long goes. */
+#define SERVE_STREAM_IDLE_S	60
+#define SERVE_CHUNK		(64 * 1024)
 
 struct serve_job {
 	struct lws		*wsi;		/* NULL once the peer left */
@@ -67,7 +82,17 @@ struct serve_job {
 	char			*body;
 	size_t			 len, cap;
 	int			 too_large;
+	int64_t			 length;	/* Content-Length; -1 none */
 	struct api_resp		 resp;
+	/* Streaming (api.h): a PUT's body, a GET's reply. */
+	int			 streamin;	/* the body goes through in */
+	int			 body_done;	/* all of it arrived */
+	int			 rx_paused;	/* in is full: not reading */
+	int			 replied;	/* answered before body_done */
+	struct xfer		 in, out;
+	int			 streaming;	/* the reply comes from out */
+	int			 hdr_sent;
+	int64_t			 out_left;
 };
 
 struct serve_pss {
@@ -101,8 +126,51 @@ serve_job_free(struct serve_job *j)
 	}
 	free(j->body);
 	free(j->resp.body);
+	xfer_release(&j->in);
+	xfer_release(&j->out);
 	free(j);
 	serve_njobs--;
+}
+
+/* Read the body again (in drained below low water, or no one reads it). */
+static void
+serve_rx_resume(struct serve_job *j)
+{
+	if (!j->rx_paused || j->wsi == NULL)
+		return;
+	j->rx_paused = 0;
+	lws_rx_flow_control(j->wsi, 1);
+	lws_set_timeout(j->wsi, PENDING_TIMEOUT_HTTP_CONTENT,
+	    SERVE_STREAM_IDLE_S);
+}
+
+/* in.on_room */
+static void
+serve_in_room(void *arg)
+{
+	serve_rx_resume(arg);
+}
+
+/* out.on_data: bytes (or the end) for a streamed reply. */
+static void
+serve_out_data(void *arg)
+{
+	struct serve_job	*j = arg;
+
+	if (j->wsi != NULL && j->streaming)
+		lws_callback_on_writable(j->wsi);
+}
+
+/* api_req.respond: the task set a streamed reply's status and length. */
+static void
+serve_respond(void *arg)
+{
+	struct serve_job	*j = arg;
+
+	j->streaming = 1;
+	j->out_left = j->resp.stream_len;
+	if (j->wsi != NULL)
+		lws_callback_on_writable(j->wsi);
 }
 
 /* The request's task. */
@@ -120,12 +188,20 @@ serve_job_run(void *arg)
 	q.body = j->body;
 	q.bodylen = j->len;
 	q.too_large = j->too_large;
+	q.length = j->length;
+	q.in = j->streamin ? &j->in : NULL;
+	q.out = &j->out;
+	q.respond = serve_respond;
+	q.respond_arg = j;
 	api_handle(&serve_api, &q, &j->resp);
 	j->done = 1;
-	if (j->wsi == NULL)
+	if (j->wsi == NULL) {
 		serve_job_free(j);	/* the peer left meanwhile */
-	else
-		lws_callback_on_writable(j->wsi);
+		return;
+	}
+	/* What is left of a body is read and dropped from now on. */
+	serve_rx_resume(j);
+	lws_callback_on_writable(j->wsi);
 }
 
 /* A reply written by the loop itself (busy), no task involved. */
@@ -157,33 +233,43 @@ serve_hdr(struct lws *wsi, enum lws_token_indexes h)
 }
 
 /*
- * The query string: lws keeps each argument as a fragment, and
- * lws_hdr_copy() joins them without their '&', so join them here.
+ * The query string: lws keeps each argument as a fragment, already
+ * %-decoded, and lws_hdr_copy() joins them without their '&', so join
+ * them here.  A '%' or '&' inside an argument (a file name) is encoded
+ * again so the joined string splits back the same way.
  */
 static char *
 serve_query(struct lws *wsi)
 {
 	int	 n = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS);
-	int	 i, len = 0, k;
-	char	*s;
+	int	 i, k, c;
+	size_t	 len = 0, cap;
+	char	*s, *frag;
 
 	if (n <= 0)
 		return xstrdup("");
-	/* n bytes of arguments, at most n separators, a NUL. */
-	s = xmalloc((size_t)n * 2 + 2);
+	/* Each byte may become three, each fragment adds a separator. */
+	cap = (size_t)n * 4 + 2;
+	s = xmalloc(cap);
+	frag = xmalloc((size_t)n + 2);
 	for (i = 0; ; i++) {
-		if (len > 0)
-			s[len++] = '&';
-		k = lws_hdr_copy_fragment(wsi, s + len, n * 2 + 2 - len,
+		k = lws_hdr_copy_fragment(wsi, frag, n + 2,
 		    WSI_TOKEN_HTTP_URI_ARGS, i);
-		if (k < 0) {
-			if (len > 0)
-				len--;
+		if (k < 0)
 			break;
+		if (len > 0 && len < cap - 1)
+			s[len++] = '&';
+		for (c = 0; c < k && len + 3 < cap; c++) {
+			if (frag[c] == '%' || frag[c] == '&') {
+				len += (size_t)snprintf(s + len, cap - len,
+				    "%%%02X", (unsigned char)frag[c]);
+				continue;
+			}
+			s[len++] = frag[c];
 		}
-		len += k;
 	}
 	s[len] = '\0';
+	free(frag);
 	return s;
 }
 
@@ -212,6 +298,13 @@ serve_job_new(struct lws *wsi, const char *uri)
 	j->path = xstrdup(uri);
 	j->query = serve_query(wsi);
 	j->auth = serve_hdr(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
+	j->length = -1;
+	xfer_init(&j->in, API_PIPE_IN_HIGH);
+	j->in.on_room = serve_in_room;
+	j->in.on_room_arg = j;
+	xfer_init(&j->out, API_PIPE_OUT_HIGH);
+	j->out.on_data = serve_out_data;
+	j->out.on_data_arg = j;
 	return j;
 }
 
@@ -226,6 +319,74 @@ serve_start(struct serve_job *j)
 	}
 }
 
+/* The job is answered and gone; the connection may carry the next. */
+static int
+serve_finish(struct lws *wsi, struct serve_pss *pss)
+{
+	serve_job_free(pss->job);
+	pss->job = NULL;
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+static int
+serve_stream_headers(struct lws *wsi, struct serve_job *j)
+{
+	unsigned char	 hdr[LWS_PRE + 512], *p, *end;
+
+	p = hdr + LWS_PRE;
+	end = hdr + sizeof hdr - 1;
+	if (lws_add_http_common_headers(wsi, (unsigned)j->resp.status,
+	    "application/octet-stream", (lws_filepos_t)j->resp.stream_len,
+	    &p, end) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
+	    (const unsigned char *)"no-store", 8, &p, end) ||
+	    lws_finalize_write_http_header(wsi, hdr + LWS_PRE, &p, end))
+		return -1;
+	j->hdr_sent = 1;
+	return 0;
+}
+
+/*
+ * A streamed reply: the headers, then chunks of out while the socket takes
+ * them.  An empty pipe waits for the task (out.on_data asks for writable
+ * again); a pipe that broke, or a task that ended short, closes the
+ * connection so the client sees fewer bytes than the Content-Length.
+ */
+static int
+serve_write_stream(struct lws *wsi, struct serve_pss *pss)
+{
+	static unsigned char	 buf[LWS_PRE + SERVE_CHUNK];
+	struct serve_job	*j = pss->job;
+	size_t			 want, n;
+
+	if (!j->hdr_sent && serve_stream_headers(wsi, j) != 0)
+		return -1;
+	while (j->out_left > 0) {
+		want = j->out_left < SERVE_CHUNK ? (size_t)j->out_left :
+		    SERVE_CHUNK;
+		if ((n = xfer_get(&j->out, buf + LWS_PRE, want)) == 0) {
+			if (j->out.broken != 0 || j->out.end || j->done)
+				return -1;
+			/* Our side is slow, not the client. */
+			lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+			return 0;
+		}
+		j->out_left -= (int64_t)n;
+		if (lws_write(wsi, buf + LWS_PRE, n, j->out_left == 0 ?
+		    LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < (int)n)
+			return -1;
+		if (j->out_left > 0 && lws_send_pipe_choked(wsi)) {
+			lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT,
+			    SERVE_STREAM_IDLE_S);
+			lws_callback_on_writable(wsi);
+			return 0;
+		}
+	}
+	if (!j->done)
+		return 0;	/* the task's end asks for writable again */
+	return serve_finish(wsi, pss);
+}
+
 static int
 serve_write(struct lws *wsi, struct serve_pss *pss)
 {
@@ -233,7 +394,11 @@ serve_write(struct lws *wsi, struct serve_pss *pss)
 	unsigned char		 hdr[LWS_PRE + 512], *p, *end, *buf;
 	int			 r;
 
-	if (j == NULL || !j->done)
+	if (j == NULL)
+		return 0;
+	if (j->streaming)
+		return serve_write_stream(wsi, pss);
+	if (!j->done || j->replied)
 		return 0;
 	p = hdr + LWS_PRE;
 	end = hdr + sizeof hdr - 1;
@@ -248,11 +413,20 @@ serve_write(struct lws *wsi, struct serve_pss *pss)
 	/* lws keeps whatever the socket did not take and sends it later. */
 	r = lws_write(wsi, buf + LWS_PRE, j->resp.len, LWS_WRITE_HTTP_FINAL);
 	free(buf);
-	serve_job_free(j);
-	pss->job = NULL;
 	if (r < 0)
 		return -1;
-	return lws_http_transaction_completed(wsi) ? -1 : 0;
+	if (j->streamin && !j->body_done) {
+		/*
+		 * Answered before the body ended (a refusal): read and drop
+		 * the rest, then close, so the client reads this reply
+		 * instead of a reset.  curl stops sending when it sees it.
+		 */
+		j->replied = 1;
+		lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT,
+		    SERVE_STREAM_IDLE_S);
+		return 0;
+	}
+	return serve_finish(wsi, pss);
 }
 
 /* ---- capability expiry ------------------------------------------------- */
@@ -341,6 +515,44 @@ serve_maint_fire(lws_sorted_usec_list_t *sul)
 
 /* ---- the HTTP side ---------------------------------------------------- */
 
+/*
+ * "Expect: 100-continue" (curl sends it for large bodies): lws does not
+ * answer it, and the client would wait a second before sending.
+ */
+static int
+serve_continue(struct lws *wsi)
+{
+	static const char	 msg[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	unsigned char		 buf[LWS_PRE + sizeof msg];
+	char			 v[32];
+
+	if (lws_hdr_copy(wsi, v, sizeof v, WSI_TOKEN_HTTP_EXPECT) <= 0 ||
+	    strcasecmp(v, "100-continue") != 0)
+		return 0;
+	memcpy(buf + LWS_PRE, msg, sizeof msg - 1);
+	return lws_write(wsi, buf + LWS_PRE, sizeof msg - 1, LWS_WRITE_RAW) <
+	    (int)(sizeof msg - 1) ? -1 : 0;
+}
+
+/* HTTP_BODY of a streamed body: into the pipe, or dropped once answered. */
+static int
+serve_body_stream(struct lws *wsi, struct serve_job *j, const void *in,
+    size_t len)
+{
+	if (j->done || j->replied)
+		return 0;
+	xfer_put(&j->in, in, len);
+	if (xfer_full(&j->in) && !j->rx_paused) {
+		j->rx_paused = 1;
+		lws_rx_flow_control(wsi, 0);
+		/* Waiting for guestd is not the client's fault. */
+		lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+	} else if (!j->rx_paused)
+		lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT,
+		    SERVE_STREAM_IDLE_S);
+	return 0;
+}
+
 static int
 serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     void *in, size_t len)
@@ -364,6 +576,21 @@ serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		if (lws_hdr_copy(wsi, cl, sizeof cl,
 		    WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0)
 			n = strtoll(cl, NULL, 10);
+		j->length = n;
+		if (api_files_streams_body(j->method, j->path)) {
+			/* The task reads the body as it comes. */
+			j->streamin = 1;
+			if (n <= 0) {
+				j->body_done = 1;
+				xfer_end(&j->in);
+			}
+			lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT,
+			    SERVE_STREAM_IDLE_S);
+			if (n > 0 && serve_continue(wsi) != 0)
+				return -1;
+			serve_start(j);
+			return 0;
+		}
 		if (n > API_MAX_BODY)
 			j->too_large = 1;
 		/* Bodies come through HTTP_BODY; the rest runs now. */
@@ -373,6 +600,8 @@ serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	case LWS_CALLBACK_HTTP_BODY:
 		if ((j = pss->job) == NULL)
 			return -1;
+		if (j->streamin)
+			return serve_body_stream(wsi, j, in, len);
 		if (j->too_large || j->len + len > API_MAX_BODY) {
 			/* Read and drop the rest so the 413 reaches them. */
 			j->too_large = 1;
@@ -388,9 +617,16 @@ serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		j->len += len;
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-		if (pss->job == NULL || pss->job->running || pss->job->done)
+		if ((j = pss->job) != NULL && j->streamin) {
+			j->body_done = 1;
+			xfer_end(&j->in);
+			lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+			/* Answered early: nothing is left unread now. */
+			return j->replied ? -1 : 0;
+		}
+		if (j == NULL || j->running || j->done)
 			return -1;
-		serve_start(pss->job);
+		serve_start(j);
 		return 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		return serve_write(wsi, pss);
@@ -398,9 +634,12 @@ serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		if ((j = pss->job) == NULL)
 			return 0;
 		pss->job = NULL;
-		if (j->running && !j->done)
+		if (j->running && !j->done) {
 			j->wsi = NULL;	/* the task frees it */
-		else
+			/* A short body is refused by guestd; a reply stops. */
+			xfer_break(&j->in, ERR_PEER_GONE);
+			xfer_break(&j->out, ERR_PEER_GONE);
+		} else
 			serve_job_free(j);
 		return 0;
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
@@ -501,6 +740,8 @@ serve_loop_new(void)
 	memset(&serve_inner_protocols[3], 0, sizeof serve_inner_protocols[3]);
 	memset(&info, 0, sizeof info);
 	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
+	/* Socket reads of 64 KiB, not 4: streamed uploads cost less. */
+	info.pt_serv_buf_size = 64 * 1024;
 	info.port = CONTEXT_PORT_NO_LISTEN;
 	info.protocols = serve_inner_protocols;
 	info.gid = -1;

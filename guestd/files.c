@@ -61,6 +61,7 @@ struct files_write {
 	int			 fd;
 	mode_t			 mode;
 	uint64_t		 size;
+	int64_t			 want;		/* announced size; -1 none */
 	char			 name[NAME_MAX + 1];
 	char			 tmp[NAME_MAX + 1];	/* "" once renamed */
 	char			 path[PATH_MAX];
@@ -752,11 +753,25 @@ files_write_data(struct control_stream *s, const uint8_t *p, size_t n,
 	char			 detail[256];
 	int			 r;
 
+	/*
+	 * A body longer or shorter than announced is refused and the old
+	 * file kept: a client whose own source broke off (an HTTP upload
+	 * whose sender left) ends the body early instead of tearing down a
+	 * connection other requests share.
+	 */
+	if (w->want >= 0 && n > (uint64_t)w->want - w->size) {
+		r = ERR_SIZE_MISMATCH;
+		goto fail;
+	}
 	if ((r = files_write_all(w->fd, p, n)) != 0)
 		goto fail;
 	w->size += n;
 	if (!end)
 		return 0;
+	if (w->want >= 0 && w->size != (uint64_t)w->want) {
+		r = ERR_SIZE_MISMATCH;
+		goto fail;
+	}
 	if ((r = files_write_commit(w)) != 0)
 		goto fail;
 	control_stream_detach(s);
@@ -765,7 +780,12 @@ files_write_data(struct control_stream *s, const uint8_t *p, size_t n,
 	files_write_free(w);
 	return 0;
 fail:
-	files_fail(r, detail, sizeof(detail), "write", w->path);
+	if (r == ERR_SIZE_MISMATCH)
+		files_detail(detail, sizeof(detail), "The body of \"%.200s\" "
+		    "is not the %lld bytes announced; the file is unchanged.",
+		    w->path, (long long)w->want);
+	else
+		files_fail(r, detail, sizeof(detail), "write", w->path);
 	control_stream_detach(s);
 	control_reply_error(c, id, r, detail);
 	files_write_free(w);
@@ -798,12 +818,12 @@ files_op_write(struct control_conn *c, uint32_t id, json_t *args,
     char *detail, size_t dlen)
 {
 	static const char *const keys[] = { "path", "mode", "parents",
-	    "bot", "fence", NULL };
+	    "size", "bot", "fence", NULL };
 	struct files_req	 q;
 	struct files_write	*w = NULL;
 	const char		*name;
 	char			*slash;
-	int64_t			 mode = 0644;
+	int64_t			 mode = 0644, want = -1;
 	int			 parents = 0, pfd = -1, r;
 
 	if ((r = files_req_begin(&q, args, keys, detail, dlen)) != 0)
@@ -811,6 +831,8 @@ files_op_write(struct control_conn *c, uint32_t id, json_t *args,
 	if ((r = files_arg_int(args, "mode", 0, 07777, &mode, detail,
 	    dlen)) != 0 ||
 	    (r = files_arg_bool(args, "parents", &parents, detail,
+	    dlen)) != 0 ||
+	    (r = files_arg_int(args, "size", 0, INT64_MAX, &want, detail,
 	    dlen)) != 0)
 		goto out;
 	if (q.path[0] == '\0') {
@@ -832,6 +854,7 @@ files_op_write(struct control_conn *c, uint32_t id, json_t *args,
 		goto out;
 	w->fd = w->parentfd = -1;
 	w->mode = (mode_t)mode & 0777;
+	w->want = want;
 	memcpy(w->path, q.path, sizeof(w->path));
 	if ((r = files_write_target(q.rootfd, w->path, &pfd, &name)) != 0) {
 		files_fail(r, detail, dlen, "write", q.path);

@@ -42,7 +42,7 @@ ctl shell --bot alice -- 'echo Authorization: Bearer abcdefsecret0123456789' \
 act=$(ctl activity)
 t_contains "$act" "[REDACTED]" "activity redacted"
 t_not_contains "$act" "abcdefsecret0123456789" "secret in activity"
-t_contains "$act" "wrote bots/alice/in.bin" "write recorded"
+t_contains "$act" "put bots/alice/in.bin (9 bytes)" "put recorded"
 n1=$(ctl_events team)
 t_eq "$n1" "$((n0 + 1))" "one event per mutating call"
 

@@ -125,6 +125,32 @@ rk get empty.txt "$T/empty.back" || t_fail "get empty"
 t_eq "$(stat -c %s "$T/empty.back")" 0 "empty file read back"
 no_temps "after the empty file"
 
+# ---- announced size (file.write size) ----------------------------------
+# A body shorter or longer than its announced size is refused with
+# SIZE_MISMATCH, the old file kept and no temp file left; the connection
+# lives on.  The exact size is written.
+printf 'old' > "$WS/sized.txt"
+out=$(printf '%s\n' \
+    'text {"id":2,"op":"file.write","args":{"path":"sized.txt","size":10}}' \
+    'bin 2 0 1 5' 'expect "id":2' \
+    'text {"id":3,"op":"file.write","args":{"path":"sized.txt","size":10}}' \
+    'bin 3 0 0 20' 'expect "id":3' 'bin 3 0 1 0' \
+    'text {"id":4,"op":"file.write","args":{"path":"sized.txt","size":-1}}' \
+    'expect "id":4' \
+    'text {"id":5,"op":"file.write","args":{"path":"sized.txt","size":10}}' \
+    'bin 5 0 0 4' 'bin 5 0 1 6' 'expect "id":5' |
+    "$WSPROBE" --url "$URL" --secret-file "$SECRET" --hello) ||
+	t_fail "wsprobe failed: $out"
+t_contains "$out" '"id":2,"ok":false,"error":{"code":"SIZE_MISMATCH"' \
+    "short body refused"
+t_contains "$out" '"id":3,"ok":false,"error":{"code":"SIZE_MISMATCH"' \
+    "long body refused"
+t_contains "$out" '"id":4,"ok":false,"error":{"code":"BAD_REQUEST"' \
+    "negative size refused"
+t_contains "$out" '"id":5,"ok":true' "exact size written"
+t_eq "$(cat "$WS/sized.txt")" "xxxxxxxxxx" "the exact body landed"
+no_temps "after size mismatches"
+
 # ---- rm -----------------------------------------------------------------
 rk rm a/f.txt || t_fail "rm file"
 [ -e "$WS/a/f.txt" ] && t_fail "rm left the file"

@@ -16,7 +16,7 @@
 static void
 test_names_distinct_upper(void **state)
 {
-	const char	*names[64];
+	const char	*names[128];
 	const char	*n, *m, *p;
 	int		 code, i, k = 0;
 
