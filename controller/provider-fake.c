@@ -7,7 +7,6 @@
  */
 #include "autoconf.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +15,7 @@
 #include "log.h"
 #include "provider.h"
 
-/* Running computers and per-bot fences, all behind one mutex. */
+/* Running computers and per-bot fences (loop thread only: no lock). */
 struct fake_file {
 	char		 key[STORE_ID_MAX + 512];	/* computer/path */
 	char		*data;
@@ -36,7 +35,6 @@ struct fake_run {
 	struct fake_run	*next;
 };
 
-static pthread_mutex_t	 fake_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct fake_file	*fake_files;
 static struct fake_fence *fake_fences;
 static struct fake_run	*fake_runs;
@@ -68,7 +66,6 @@ fake_start(struct provider *p, struct store_computer *c, char *err,
 {
 	struct fake_run	*u;
 
-	pthread_mutex_lock(&fake_mu);
 	if (fake_run_find(c->id) == NULL) {
 		u = xcalloc(1, sizeof *u);
 		snprintf(u->id, sizeof u->id, "%s", c->id);
@@ -76,7 +73,6 @@ fake_start(struct provider *p, struct store_computer *c, char *err,
 		u->next = fake_runs;
 		fake_runs = u;
 	}
-	pthread_mutex_unlock(&fake_mu);
 	snprintf(c->ref, sizeof c->ref, "{\"fake\":true}");
 	return 0;
 }
@@ -84,12 +80,7 @@ fake_start(struct provider *p, struct store_computer *c, char *err,
 static int
 fake_alive(struct provider *p, const struct store_computer *c)
 {
-	int	 a;
-
-	pthread_mutex_lock(&fake_mu);
-	a = fake_run_find(c->id) != NULL;
-	pthread_mutex_unlock(&fake_mu);
-	return a;
+	return fake_run_find(c->id) != NULL;
 }
 
 static int
@@ -97,18 +88,16 @@ fake_stop(struct provider *p, struct store_computer *c)
 {
 	struct fake_run	**pp, *u;
 
-	pthread_mutex_lock(&fake_mu);
 	for (pp = &fake_runs; (u = *pp) != NULL; pp = &u->next)
 		if (strcmp(u->id, c->id) == 0) {
 			*pp = u->next;
 			free(u);
 			break;
 		}
-	pthread_mutex_unlock(&fake_mu);
 	return 0;
 }
 
-/* G-32 as guestd does it; called with fake_mu held. */
+/* G-32 as guestd does it. */
 static int
 fake_fence_check(const char *computer, json_t *args, char *err,
     size_t errlen)
@@ -273,14 +262,12 @@ fake_call(struct provider *p, const struct store_computer *c, const char *op,
 	struct fake_run	*u;
 	int		 r;
 
-	pthread_mutex_lock(&fake_mu);
 	if ((u = fake_run_find(c->id)) == NULL) {
 		r = ERR_CONNECT;
 		snprintf(err, errlen, "CONNECT_FAILED: the computer is not "
 		    "running");
 	} else if ((r = fake_fence_check(c->id, args, err, errlen)) == 0)
 		r = fake_dispatch(u, op, args, in, inlen, result, out, outlen);
-	pthread_mutex_unlock(&fake_mu);
 	if (r != 0 && err[0] == '\0')
 		snprintf(err, errlen, "%s: %s", err_name(r), err_message(r));
 	json_decref(args);
