@@ -13,35 +13,8 @@
 MB=${BENCH_MB:-256}
 REPS=${BENCH_REPS:-3}
 
-DATA="$B_T/data"
-TOK="$B_T/api-token"
-head -c 24 /dev/urandom | base64 | tr '+/' '-_' > "$TOK"
-chmod 600 "$TOK"
-mkfifo "$B_T/ctl-ready"
-"$RAKAZOCTL" serve --listen 127.0.0.1:0 --data-dir "$DATA" \
-    --token-file "$TOK" --guestd "$GUESTD" --ready-file "$B_T/ctl-ready" \
-    --log-level warn >"$B_T/serve.log" 2>&1 &
-B_PID[serve]=$!
-exec 5<>"$B_T/ctl-ready"
-read -t 30 -r PORT <&5 || b_die "rakazoctl serve did not start"
-exec 5<&-
-URL="http://127.0.0.1:$PORT"
-curl -s -o /dev/null -H "Authorization: Bearer $(cat "$TOK")" \
-    --data-binary '{"id":"bench","start":true}' "$URL/v1/computers"
-GPORT=$(sed -n 's/.*event=guestd.listening.* port=\([0-9]*\).*/\1/p' \
-    "$DATA/computers/bench/guestd.log" | head -1)
-[ -n "$GPORT" ] || b_die "no guestd port"
+b_start_serve
 HOME_WS="$DATA/computers/bench/home"
-stop_guestds() {
-	local d
-	for d in /proc/[0-9]*; do
-		if { tr '\0' ' ' < "$d/cmdline"; } 2>/dev/null |
-		    grep -q -- "--workspace $DATA/computers/"; then
-			kill "${d#/proc/}" 2>/dev/null
-		fi
-	done
-}
-trap 'stop_guestds; b_cleanup' EXIT
 
 ctl() {
 	RAKAZO_URL="$URL" RAKAZO_API_TOKEN_FILE="$TOK" "$RAKAZOCTL" "$@"
