@@ -39,18 +39,29 @@ ctl_cleanup() {
 }
 trap ctl_cleanup EXIT
 
-# ctl_start [serve args...]: start the controller and wait until it listens.
-ctl_start() {
-	rm -f "$T/ctl-ready"
-	mkfifo "$T/ctl-ready"
+# ctl_serve NAME LOG [serve args...]: a rakazoctl serve on this test's
+# data directory (several may share it, C-2); waits until it listens and
+# sets SERVE_PID and SERVE_PORT ("" when it did not start).
+ctl_serve() {
+	_ready="$T/$1-ready"
+	_log=$2
+	shift 2
+	rm -f "$_ready"
+	mkfifo "$_ready"
 	"$RAKAZOCTL" serve --listen 127.0.0.1:0 --data-dir "$CTL_DATA" \
 	    --token-file "$CTL_TOKEN" --guestd "$GUESTD" \
-	    --ready-file "$T/ctl-ready" --log-level debug "$@" \
-	    >>"$CTL_LOG" 2>&1 &
-	CTL_PID=$!
-	exec 5<>"$T/ctl-ready"
-	read -t 30 -r CTL_PORT <&5 || CTL_PORT=""
+	    --ready-file "$_ready" --log-level debug "$@" >>"$_log" 2>&1 &
+	SERVE_PID=$!
+	exec 5<>"$_ready"
+	read -t 30 -r SERVE_PORT <&5 || SERVE_PORT=""
 	exec 5<&-
+}
+
+# ctl_start [serve args...]: start the controller and wait until it listens.
+ctl_start() {
+	ctl_serve ctl "$CTL_LOG" "$@"
+	CTL_PID=$SERVE_PID
+	CTL_PORT=$SERVE_PORT
 	[ -n "$CTL_PORT" ] || t_fail "rakazoctl serve did not start"
 	CTL_URL="http://127.0.0.1:$CTL_PORT"
 	export CTL_URL CTL_PORT

@@ -48,18 +48,10 @@ t_eq "$(cat "$T/a.code")" 200 "bot a's call answered"
 t_contains "$(cat "$T/a.out")" "released" "bot a read what b wrote"
 
 # A second serve process on the same data directory.
-rm -f "$T/ctl2-ready"
-mkfifo "$T/ctl2-ready"
-"$RAKAZOCTL" serve --listen 127.0.0.1:0 --data-dir "$CTL_DATA" \
-    --token-file "$CTL_TOKEN" --guestd "$GUESTD" \
-    --ready-file "$T/ctl2-ready" --log-level debug >>"$T/serve2.log" 2>&1 &
-P2=$!
-exec 6<>"$T/ctl2-ready"
-read -t 30 -r P2PORT <&6 || P2PORT=""
-exec 6<&-
-[ -n "$P2PORT" ] || t_fail "the second serve did not start"
-URL2="http://127.0.0.1:$P2PORT"
-T_KILL="$T_KILL $P2"
+ctl_serve ctl2 "$T/serve2.log"
+T_KILL="$T_KILL $SERVE_PID"
+[ -n "$SERVE_PORT" ] || t_fail "the second serve did not start"
+URL2="http://127.0.0.1:$SERVE_PORT"
 
 # A long poll on the first process wakes for an event the second records.
 api GET /v1/computers/team/activity >/dev/null
