@@ -16,30 +16,25 @@
 
 #include <cmocka.h>
 
+#include "unit-tmpdir.h"
+
 #include "err.h"
 #include "store.h"
 #include "run.h"
 #include "activity.h"
 
-static char	 tmpdir[64];
-
 static int
 setup(void **state)
 {
-	const char	*t = getenv("TMPDIR");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/test_store.XXXXXX",
-	    t != NULL && *t != '\0' && strlen(t) < 40 ? t : "/tmp");
-	return mkdtemp(tmpdir) == NULL ? -1 : 0;
+	(void)state;
+	return unit_tmpdir_new("test_store");
 }
 
 static int
 teardown(void **state)
 {
-	char	 cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	(void)state;
+	return unit_tmpdir_remove();
 }
 
 static struct store *
@@ -48,7 +43,7 @@ open_store(void)
 	struct store	*s = NULL;
 	char		 err[256];
 
-	assert_int_equal(store_open(&s, tmpdir, err, sizeof err), 0);
+	assert_int_equal(store_open(&s, unit_tmpdir, err, sizeof err), 0);
 	assert_non_null(s);
 	return s;
 }

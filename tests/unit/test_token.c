@@ -17,28 +17,23 @@
 
 #include <cmocka.h>
 
+#include "unit-tmpdir.h"
+
 #include "err.h"
 #include "token.h"
-
-static char	 tmpdir[64];
 
 static int
 setup(void **state)
 {
-	const char	*t = getenv("TMPDIR");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/test_token.XXXXXX",
-	    t != NULL && *t != '\0' && strlen(t) < 40 ? t : "/tmp");
-	return mkdtemp(tmpdir) == NULL ? -1 : 0;
+	(void)state;
+	return unit_tmpdir_new("test_token");
 }
 
 static int
 teardown(void **state)
 {
-	char	 cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	(void)state;
+	return unit_tmpdir_remove();
 }
 
 static void
@@ -127,7 +122,7 @@ write_file(const char *name, const void *p, size_t n, mode_t mode, char *path)
 {
 	int	 fd;
 
-	snprintf(path, 128, "%s/%s", tmpdir, name);
+	snprintf(path, 128, "%s/%s", unit_tmpdir, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, p, n), (ssize_t)n);
@@ -183,10 +178,10 @@ test_read_file(void **state)
 	assert_int_equal(token_read_file(path, out, sizeof(out), 1),
 	    ERR_TOO_LARGE);
 
-	snprintf(path, sizeof(path), "%s/missing", tmpdir);
+	snprintf(path, sizeof(path), "%s/missing", unit_tmpdir);
 	assert_int_equal(token_read_file(path, out, sizeof(out), 1),
 	    ERR_NOT_FOUND);
-	assert_int_equal(token_read_file(tmpdir, out, sizeof(out), 0),
+	assert_int_equal(token_read_file(unit_tmpdir, out, sizeof(out), 0),
 	    ERR_NOT_REGULAR);
 }
 
