@@ -32,10 +32,17 @@
 #include "loop.h"
 
 struct loop_fd {
-	struct lws	*wsi;
-	int		 fd;
-	loop_fd_cb	 cb;	/* NULL once the owner closed it */
-	void		*arg;
+	struct lws		*wsi;
+	int			 fd;
+	loop_fd_cb		 cb;	/* NULL once the owner closed it */
+	void			*arg;
+	/*
+	 * lws handles a raw fd's POLLOUT by calling back first and clearing
+	 * POLLOUT after: a write wish made inside LOOP_WRITE would be lost,
+	 * so it is made again from a zero-delay timer once lws is done.
+	 */
+	int			 in_write;
+	lws_sorted_usec_list_t	 rearm;
 };
 
 struct loop_timer {
@@ -272,10 +279,23 @@ loop_fd_want_read(struct loop_fd *lf, int on)
 		lws_rx_flow_control(lf->wsi, on ? 1 : 0);
 }
 
+static void
+loop_fd_rearm(lws_sorted_usec_list_t *sul)
+{
+	struct loop_fd	*lf = lws_container_of(sul, struct loop_fd, rearm);
+
+	if (lf->wsi != NULL)
+		lws_callback_on_writable(lf->wsi);
+}
+
 void
 loop_fd_want_write(struct loop_fd *lf)
 {
-	if (lf != NULL && lf->wsi != NULL)
+	if (lf == NULL || lf->wsi == NULL)
+		return;
+	if (lf->in_write)
+		lws_sul_schedule(loop_ctx, 0, &lf->rearm, loop_fd_rearm, 0);
+	else
 		lws_callback_on_writable(lf->wsi);
 }
 
@@ -315,8 +335,11 @@ loop_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		return 0;
 	case LWS_CALLBACK_RAW_WRITEABLE_FILE:
 		lf = lws_get_opaque_user_data(wsi);
-		if (lf != NULL && lf->cb != NULL)
+		if (lf != NULL && lf->cb != NULL) {
+			lf->in_write = 1;
 			lf->cb(lf, LOOP_WRITE, lf->arg);
+			lf->in_write = 0;
+		}
 		return 0;
 	case LWS_CALLBACK_RAW_CLOSE_FILE:
 		lf = lws_get_opaque_user_data(wsi);
@@ -327,6 +350,7 @@ loop_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		/* Peer hung up: the fd is still open, the owner drains it. */
 		if (lf->cb != NULL)
 			lf->cb(lf, LOOP_HUP, lf->arg);
+		lws_sul_cancel(&lf->rearm);
 		free(lf);
 		return 0;
 	default:
