@@ -22,9 +22,11 @@
 
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <linux/close_range.h>
@@ -374,6 +376,25 @@ display_wall_ms(void)
 	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
 }
 
+/* Does something accept connections on X socket n? */
+static int
+display_socket_live(int n)
+{
+	struct sockaddr_un	 sun;
+	int			 fd, live;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof sun.sun_path, "/tmp/.X11-unix/X%d", n);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return 1;	/* cannot tell: leave the slot alone */
+	/* Local and listening: connect() answers at once either way. */
+	live = connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0 ||
+	    (errno != ECONNREFUSED && errno != ENOENT);
+	close(fd);
+	return live;
+}
+
 /* Another X server (alive) holds slot n? */
 static int
 display_slot_taken(int n)
@@ -381,15 +402,26 @@ display_slot_taken(int n)
 	char		 path[64], buf[16];
 	struct stat	 st;
 	ssize_t		 len;
+	uid_t		 uid;
 	long		 pid;
 	int		 fd;
 
 	snprintf(path, sizeof path, "/tmp/.X11-unix/X%d", n);
 	if (lstat(path, &st) == 0) {
-		/* A socket without a live lock is stale; Xvfb replaces it. */
+		/*
+		 * A socket without a lock: an X server run without lock files
+		 * answers on it; a stale one refuses (Xvfb replaces it).
+		 */
+		/*
+		 * Xvfb unlinks a stale socket, which the sticky directory
+		 * allows only for its owner (or root): another user's is
+		 * as good as taken.
+		 */
+		uid = st.st_uid;
 		snprintf(path, sizeof path, "/tmp/.X%d-lock", n);
 		if (lstat(path, &st) != 0)
-			return 0;
+			return display_socket_live(n) ||
+			    (geteuid() != 0 && uid != geteuid());
 	}
 	snprintf(path, sizeof path, "/tmp/.X%d-lock", n);
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
