@@ -63,6 +63,9 @@ extern const struct tool_entry	tool_terminal_url_entry;
 extern const struct tool_entry	tool_attach_file_entry;
 extern const struct tool_entry	tool_open_path_entry;
 extern const struct tool_entry	tool_launch_app_entry;
+extern const struct tool_entry	tool_browser_navigate_entry;
+extern const struct tool_entry	tool_browser_snapshot_entry;
+extern const struct tool_entry	tool_browser_act_entry;
 
 const struct tool_entry	*tool_find(const char *name);
 /* {"tools":[{name, description, input_schema}]} */
