@@ -948,6 +948,19 @@ api_run_end(struct api_ctx *x, const char *id, const char *lease)
 	if (!keep && provider_alive(x->a->prov, &c) == 1) {
 		if ((r = store_bot_ensure(x->s, id, l.bot, &b)) != 0)
 			goto fail;
+		/*
+		 * The browser first, through DevTools, so its profile is
+		 * written whole; closing the display would kill it.
+		 */
+		r = provider_call(x->a->prov, &c, "browser.close",
+		    json_pack("{s:s, s:I}", "bot", l.bot, "fence",
+		    (json_int_t)b.fence), NULL, 0, &res, NULL, NULL, x->err,
+		    sizeof x->err);
+		json_decref(res);
+		res = NULL;
+		if (r != 0)
+			log_warn("run_end.browser_close", "computer=%s bot=%s "
+			    "code=%s", id, l.bot, err_name(r));
 		r = provider_call(x->a->prov, &c, "display.close",
 		    json_pack("{s:s, s:I}", "bot", l.bot, "fence",
 		    (json_int_t)b.fence), NULL, 0, &res, NULL, NULL, x->err,

@@ -60,4 +60,17 @@ t_contains "$(cat "$T/api.out")" "browser: 2 step(s)" "act recorded"
 t_not_contains "$(cat "$T/api.out")" "carol-secret" "typed text not recorded"
 t_not_contains "$(cat "$T/api.out")" "browser_snapshot" "snapshot not recorded"
 [ "$(ctl_events team)" -gt "$EV0" ] || t_fail "no new events"
+
+# A run that fails closes its screen (G-4), the browser first and asked
+# (through DevTools), so the profile is written whole.
+api POST /v1/leases '{"computer":"team","bot":"r","holder":"agent"}' >/dev/null
+LEASE=$(api_field id)
+r=$(api POST /v1/tools/browser_navigate "{\"computer\":\"team\",\"bot\":\"r\",\"lease\":\"$LEASE\",\"url\":\"$SITE/form\"}")
+t_contains "$r" "200 " "the run's browser"
+r=$(api POST "/v1/computers/team/runs/$LEASE/end" '{"outcome":"failed"}')
+t_contains "$r" '"screen":"closed"' "failed run closes the screen"
+t_contains "$(cat "$CTL_DATA/computers/team/guestd.log")" \
+    "event=browser.exited bot=r " "the browser ended"
+grep "event=browser.exited bot=r " "$CTL_DATA/computers/team/guestd.log" |
+    grep -q "asked=1" || t_fail "the browser was killed, not closed"
 exit 0
