@@ -390,8 +390,23 @@ static int
 api_computer_halt(struct api_ctx *x, struct store_computer *c,
     const char *reason, int destroy)
 {
+	json_t	*res = NULL;
+	char	 e[API_ERRLEN];
 	int	 r;
 
+	/*
+	 * Browsers close through DevTools first so their profiles (cookies,
+	 * sessions) are on disk whole before guestd stops; a failure here
+	 * only costs that, so the stop goes on.
+	 */
+	if (!destroy && provider_alive(x->a->prov, c) == 1) {
+		r = provider_call(x->a->prov, c, "browser.quiesce",
+		    json_object(), NULL, 0, &res, NULL, NULL, e, sizeof e);
+		json_decref(res);
+		if (r != 0 && r != ERR_UNKNOWN_OP)
+			log_warn("computer.quiesce_failed", "computer=%s code=%s",
+			    c->id, err_name(r));
+	}
 	r = destroy ? provider_destroy(x->a->prov, c) :
 	    provider_stop(x->a->prov, c);
 	if (r != 0)

@@ -73,4 +73,12 @@ t_contains "$(cat "$CTL_DATA/computers/team/guestd.log")" \
     "event=browser.exited bot=r " "the browser ended"
 grep "event=browser.exited bot=r " "$CTL_DATA/computers/team/guestd.log" |
     grep -q "asked=1" || t_fail "the browser was killed, not closed"
+
+# Stopping the computer (by hand or idle) closes browsers the same way.
+r=$(tool browser_navigate "{\"url\":\"$SITE/form\"}")
+t_contains "$r" "200 " "browser again before the stop"
+r=$(api POST /v1/computers/team/stop)
+t_contains "$r" "200 " "computer stopped"
+grep "event=browser.exited bot=b " "$CTL_DATA/computers/team/guestd.log" |
+    grep -q "asked=1" || t_fail "the stop killed the browser"
 exit 0
