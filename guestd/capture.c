@@ -8,8 +8,14 @@
  * pitch equal to the framebuffer's and costs at most one full grab
  * (~0.4 ms at 1280x800).
  *
+ * Damage is reported at the bounding-box level: each event carries the
+ * box, so a grab is one round trip (subtract everything, then
+ * XShmGetImage), with no region to fetch.  The union of the boxes of the
+ * events read before a subtract covers everything damaged before it; what
+ * is drawn after it is reported anew.
+ *
  * Xlib reads ahead: events it has queued do not make the fd readable
- * again, so every pass drains with XPending() until empty.  Xlib's default
+ * again, so every pass reads once (XPending) and drains Xlib's queue.  Xlib's default
  * handlers exit the process on any error; ours record and return, and an
  * I/O error (the server died) only marks the capture dead.
  */
@@ -55,7 +61,7 @@ struct capture {
 
 	int			 damage_event;
 	Damage			 damage;
-	XserverRegion		 region;
+	struct capture_box	 damaged;	/* reported, not yet grabbed */
 	XShmSegmentInfo		 shm;
 	int			 shm_attached;
 	XImage			*img;
@@ -193,25 +199,18 @@ capture_set_damage_cb(struct capture *cap, capture_damage_cb cb, void *arg)
 	cap->damage_arg = cb != NULL ? arg : NULL;
 }
 
-/* Take the accumulated damage and grab it. */
+/*
+ * Grab the damage reported so far.  The subtract goes first: damage drawn
+ * between it and the grab is in the grab and reported again (a spare
+ * grab, never a lost one).  Subtract and grab share one round trip.
+ */
 static int
 capture_grab_damage(struct capture *cap)
 {
-	struct capture_box	 box;
-	XRectangle		 bounds, *rects;
-	int			 n = 0;
+	struct capture_box	 box = cap->damaged;
 
-	XDamageSubtract(cap->dpy, cap->damage, None, cap->region);
-	memset(&bounds, 0, sizeof bounds);
-	rects = XFixesFetchRegionAndBounds(cap->dpy, cap->region, &n, &bounds);
-	if (rects != NULL)
-		XFree(rects);
-	if (cap->dead)
-		return ERR_IO;
-	box.x = bounds.x;
-	box.y = bounds.y;
-	box.w = bounds.width;
-	box.h = bounds.height;
+	memset(&cap->damaged, 0, sizeof cap->damaged);
+	XDamageSubtract(cap->dpy, cap->damage, None, None);
 	capture_box_clip(&box, cap->w, cap->h);
 	if (box.w == 0)
 		return 0;
@@ -228,6 +227,25 @@ static void	capture_again(void *arg);
  * client drawing without pause cannot hold the loop: the rest continues
  * on the next turn.
  */
+static void
+capture_event(struct capture *cap, XEvent *ev, int *damaged)
+{
+	const XDamageNotifyEvent	*de;
+	struct capture_box		 b;
+
+	if (ev->type == cap->damage_event + XDamageNotify) {
+		de = (const XDamageNotifyEvent *)ev;
+		b.x = de->area.x;
+		b.y = de->area.y;
+		b.w = de->area.width;
+		b.h = de->area.height;
+		capture_box_union(&cap->damaged, &b);
+		*damaged = 1;
+	} else if (ev->type == cap->fixes_event + XFixesCursorNotify &&
+	    cap->cursor_cb != NULL)
+		cap->cursor_cb(cap, cap->cursor_arg);
+}
+
 static int
 capture_pump(struct capture *cap)
 {
@@ -236,13 +254,17 @@ capture_pump(struct capture *cap)
 
 	for (pass = 0; pass < CAPTURE_MAX_PASSES; pass++) {
 		damaged = 0;
-		while (!cap->dead && XPending(cap->dpy) > 0) {
-			XNextEvent(cap->dpy, &ev);
-			if (ev.type == cap->damage_event + XDamageNotify)
-				damaged = 1;
-			else if (ev.type == cap->fixes_event +
-			    XFixesCursorNotify && cap->cursor_cb != NULL)
-				cap->cursor_cb(cap, cap->cursor_arg);
+		/*
+		 * One read (XPending also moves what xcb holds into Xlib's
+		 * queue), then the queue: another XPending per event would
+		 * be another read each.  What arrives meanwhile makes the
+		 * fd readable.
+		 */
+		if (!cap->dead && XPending(cap->dpy) > 0) {
+			while (!cap->dead && QLength(cap->dpy) > 0) {
+				XNextEvent(cap->dpy, &ev);
+				capture_event(cap, &ev, &damaged);
+			}
 		}
 		if (cap->dead)
 			return ERR_IO;
@@ -251,8 +273,8 @@ capture_pump(struct capture *cap)
 		if (capture_grab_damage(cap) != 0)
 			return ERR_IO;
 	}
-	/* Damage consumed but not subtracted: the server stays quiet until
-	 * we subtract, so continue ourselves. */
+	/* Damage reported but not grabbed: the server stays quiet until
+	 * we subtract (or the box grows), so continue ourselves. */
 	if (cap->again == NULL)
 		cap->again = loop_timer_add(0, capture_again, cap);
 	return 0;
@@ -369,9 +391,8 @@ capture_damage_setup(struct capture *cap)
 	if (!XDamageQueryExtension(cap->dpy, &cap->damage_event, &er) ||
 	    !XDamageQueryVersion(cap->dpy, &major, &minor))
 		return ERR_DISPLAY_FAILED;
-	cap->region = XFixesCreateRegion(cap->dpy, NULL, 0);
 	cap->damage = XDamageCreate(cap->dpy, cap->root,
-	    XDamageReportNonEmpty);
+	    XDamageReportBoundingBox);
 	XSync(cap->dpy, False);
 	return capture_xerr != 0 || cap->dead ? ERR_DISPLAY_FAILED : 0;
 }
@@ -479,6 +500,24 @@ capture_sync(struct capture *cap)
 	if (cap->dead)
 		return ERR_IO;
 	XSync(cap->dpy, False);
+	if (capture_pump(cap) != 0) {
+		capture_report_dead(cap);
+		return ERR_IO;
+	}
+	return 0;
+}
+
+int
+capture_sync_cursor(struct capture *cap, int *x, int *y)
+{
+	int	r;
+
+	/* The pointer query's reply is the round trip capture_sync makes. */
+	if ((r = capture_cursor(cap, x, y)) != 0) {
+		if (cap->dead)
+			capture_report_dead(cap);
+		return r;
+	}
 	if (capture_pump(cap) != 0) {
 		capture_report_dead(cap);
 		return ERR_IO;

@@ -1,8 +1,8 @@
 /*
  * Damage-driven screen capture of one X display (SPEC G-6).  One Xlib
  * connection per display; a dup of its fd lives in the loop.  XDamage
- * reports the first damage after each subtract (DamageReportNonEmpty); we
- * subtract, fetch the bounds (XFixes) and XShmGetImage the damaged rows
+ * reports the damage's bounding box as it grows
+ * (DamageReportBoundingBox); we subtract and XShmGetImage the damaged rows
  * straight into the shared segment, which IS the framebuffer guestd keeps.
  * Each such grab is a new frame id.  No timer anywhere: an idle display
  * costs nothing.
@@ -36,6 +36,9 @@ void	 capture_free(struct capture *cap);
  * a picture drawn before the caller asked is in the framebuffer.
  */
 int	 capture_sync(struct capture *cap);
+
+/* capture_sync and capture_cursor in the one round trip. */
+int	 capture_sync_cursor(struct capture *cap, int *x, int *y);
 
 uint64_t capture_frame(const struct capture *cap);
 /* Wall-clock ms of the last grab. */

@@ -44,7 +44,13 @@
 #include "rfb.h"
 #include "token.h"
 
-#define GW_CHUNK	(64 * 1024)
+#define GW_CHUNK	(64 * 1024)	/* lws's receive buffer */
+/*
+ * Read from upstream at once, and sent as one websocket message: a whole
+ * 320x240 Raw update fits, so it costs one read, one write and two loop
+ * turns instead of five of each.  Pages are touched only as used.
+ */
+#define GW_OUT_CHUNK	(512 * 1024)
 #define GW_IN_MAX	(RFB_MSG_MAX + 64 * 1024)
 #define GW_BACKLOG	(256 * 1024)	/* RFB bytes waiting for the viewer */
 #define GW_UP_SNDBUF	(4 * 1024 * 1024)
@@ -65,7 +71,7 @@ struct gateway_conn {
 	size_t			 ver_out;	/* server version bytes sent on */
 
 	struct loop_fd		*up;
-	uint8_t			*out;		/* LWS_PRE + GW_CHUNK */
+	uint8_t			*out;		/* LWS_PRE + GW_OUT_CHUNK */
 	size_t			 outlen;	/* 0: nothing in flight */
 
 	struct rfb_framer	 fr;
@@ -95,7 +101,11 @@ static int	gw_cb(struct lws *, enum lws_callback_reasons, void *, void *,
 		    size_t);
 
 static struct lws_protocols gw_protocols[] = {
-	{ "binary", gw_cb, sizeof(struct gateway_conn), GW_CHUNK, 0, NULL, 0 },
+	/* tx_packet_size: lws would cut a larger write to rx_buffer_size and
+	 * copy the rest aside, to send on later loop turns (it allows for
+	 * the frame header itself). */
+	{ "binary", gw_cb, sizeof(struct gateway_conn), GW_CHUNK, 0, NULL,
+	    GW_OUT_CHUNK },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
@@ -366,7 +376,7 @@ static size_t
 gw_up_want(const struct gateway_conn *g)
 {
 	if (g->version_seen)
-		return GW_CHUNK;
+		return GW_OUT_CHUNK;
 	return g->ver_out < RFB_VERSION_LEN ? RFB_VERSION_LEN - g->ver_out : 0;
 }
 
@@ -532,7 +542,7 @@ gw_established(struct gateway_conn *g, struct lws *wsi)
 	}
 	g->cap = cap;
 	g->control = capability_control(cap);
-	g->out = xmalloc(LWS_PRE + GW_CHUNK);
+	g->out = xmalloc(LWS_PRE + GW_OUT_CHUNK);
 	if (gw_connect_up(g, cap) != 0) {
 		gw_event("screen.proxy.websocket_handshake_failed", g->id,
 		    g->control ? "control" : "view", json_pack("{s:s}",

@@ -1,14 +1,15 @@
 /*
  * observe (SPEC G-7): screenshots from the capture framebuffer.
  *
- * The frame is made current with one round trip (capture_sync), so a
- * picture drawn before the request is in it.  When the caller already
- * holds the current frame, the answer is metadata only.  Otherwise the
- * pixels are cropped and area-averaged down when asked, encoded (JPEG by
- * TurboJPEG straight from BGRX; PNG by libpng at zlib level 1 without
- * filters, which libpng's own bgr + filler transforms feed from BGRX rows
- * without a copy), and sent as channel 0 frames under the control
- * channel's backpressure before the metadata reply.
+ * The frame is made current with one round trip (capture_sync_cursor,
+ * which also reads the pointer), so a picture drawn before the request is
+ * in it.  When the caller already holds the current frame, the answer is
+ * metadata only.  Otherwise the pixels are cropped and area-averaged
+ * down when asked, encoded (JPEG by TurboJPEG straight from BGRX; PNG by
+ * libpng at zlib level 1 without filters, which libpng's own bgr + filler
+ * transforms feed from BGRX rows without a copy), and sent as channel 0
+ * frames under the control channel's backpressure before the metadata
+ * reply.
  *
  * Encoding runs on the loop for now: ~4 ms for JPEG, ~18 ms for a dense
  * PNG at 1280x800.  It belongs on the worker pool once there is one.
@@ -434,7 +435,7 @@ observe_op(struct control_conn *c, uint32_t id, json_t *args, char *detail,
 		return ERR_NO_DISPLAY;
 	display_touch(d);
 	cap = display_capture(d);
-	if (capture_sync(cap) != 0 || capture_cursor(cap, &cx, &cy) != 0) {
+	if (capture_sync_cursor(cap, &cx, &cy) != 0) {
 		snprintf(detail, detaillen, "(the X server went away)");
 		return ERR_NO_DISPLAY;
 	}

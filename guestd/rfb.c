@@ -381,19 +381,17 @@ rfb_cursor_from_x(const XFixesCursorImage *ci)
 }
 
 /*
- * Put libvncserver's idea of the pointer where X has it (one round trip):
+ * Put libvncserver's idea of the pointer where X has it (x, y):
  * viewers that take pointer positions are told, and viewers that take no
  * shapes get the cursor drawn in the right place.
  */
 static void
-rfb_sync_pointer(struct rfb *r)
+rfb_set_pointer(struct rfb *r, int x, int y)
 {
 	rfbClientIteratorPtr	 it;
 	rfbClientPtr		 cl;
-	int			 x, y;
 
-	if (r->cap == NULL || capture_cursor(r->cap, &x, &y) != 0 ||
-	    (x == r->s->cursorX && y == r->s->cursorY))
+	if (x == r->s->cursorX && y == r->s->cursorY)
 		return;
 	r->s->cursorX = x;
 	r->s->cursorY = y;
@@ -403,6 +401,16 @@ rfb_sync_pointer(struct rfb *r)
 			cl->cursorWasMoved = TRUE;
 	}
 	rfbReleaseClientIterator(it);
+}
+
+/* The same, asking X (one round trip). */
+static void
+rfb_sync_pointer(struct rfb *r)
+{
+	int	x, y;
+
+	if (r->cap != NULL && capture_cursor(r->cap, &x, &y) == 0)
+		rfb_set_pointer(r, x, y);
 }
 
 static void
@@ -526,20 +534,21 @@ rfb_clip_request(struct rfb_viewer *v, rfbFramebufferUpdateRequestMsg *msg)
 
 /*
  * A viewer asks for a frame: fold in the damage the X server has already
- * seen (one round trip), so a picture drawn before the request is in the
- * answer, as observe does.
+ * seen and read the pointer (one round trip), so a picture drawn before
+ * the request is in the answer, as observe does.
  */
 static void
 rfb_update_request(rfbClientPtr cl, rfbFramebufferUpdateRequestMsg *msg)
 {
 	struct rfb_viewer	*v = cl->clientData;
+	int			 x, y;
 
 	if (v == NULL)
 		return;
 	if (v->gated)
 		rfb_clip_request(v, msg);
-	if (v->r->cap != NULL && capture_sync(v->r->cap) == 0)
-		rfb_sync_pointer(v->r);
+	if (v->r->cap != NULL && capture_sync_cursor(v->r->cap, &x, &y) == 0)
+		rfb_set_pointer(v->r, x, y);
 }
 
 static void
@@ -1091,6 +1100,14 @@ rfb_screen(struct display *d, struct rfb **out)
 	r->s->serverFormat.redShift = 16;
 	r->s->serverFormat.greenShift = 8;
 	r->s->serverFormat.blueShift = 0;
+	/*
+	 * rfbGetScreen says depth 32 and trueColour 255; viewers say 24 and
+	 * 1 for the same pixels, and libvncserver then translates every
+	 * pixel through lookup tables instead of copying.  X's depth is 24.
+	 */
+	r->s->serverFormat.depth = 24;
+	r->s->serverFormat.trueColour = TRUE;
+	r->s->depth = 24;
 	r->s->port = 0;
 	r->s->ipv6port = 0;
 	r->s->autoPort = FALSE;
