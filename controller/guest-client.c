@@ -1,26 +1,41 @@
 /*
  * A client of one guestd over its control channel (guest-client.h).
  *
- * Each client owns a libwebsockets client context with one connection.
- * Outgoing messages wait in a FIFO and are written one per WRITEABLE
- * callback; an upload is pulled from its source only when that FIFO is
- * empty and the socket is writable, so memory stays at one chunk however
- * slow guestd reads.  A source with nothing to give yet pauses its upload
- * (no busy loop on writable) until its owner resumes it.  Incoming fragments are reassembled under the
+ * The connection is ours: a non-blocking TCP socket adopted into the lws
+ * context (the client's own, or the owner's when attached) as a raw
+ * descriptor, with the WebSocket handshake and framing of wsframe.c.  We
+ * do not use lws's websocket client because it parses what it receives
+ * one byte at a time, which capped transfers at ~100 MB/s; here a frame
+ * is one header parse and its payload moves with memcpy (or not at all
+ * when a whole message sits in the read buffer).
+ *
+ * Outgoing messages wait in a FIFO, already framed and masked, and are
+ * written when the socket is writable; an upload is pulled from its
+ * source only when that FIFO is empty and the socket is writable, so
+ * memory stays at one chunk however slow guestd reads.  A source with
+ * nothing to give yet pauses its upload (no busy loop on writable) until
+ * its owner resumes it.  Incoming fragments are reassembled under the
  * protocol's caps (a peer that exceeds them is dropped with
  * PROTOCOL_ERROR), JSON responses are routed by id, events to the event
  * callback and binary frames to the data callback of their request.
  *
- * The bearer secret lives only in this struct and in the handshake header
- * lws builds; it is wiped on free and never copied into an error sentence.
+ * The bearer secret lives only in this struct and in the handshake
+ * request while it is being written; both are wiped after use and the
+ * secret is never copied into an error sentence.
  */
 #include "autoconf.h"
 
 #include <sys/types.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <netdb.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +50,8 @@
 #include "log.h"
 #include "proto.h"
 #include "redact.h"
+#include "token.h"
+#include "wsframe.h"
 #include "controller/guest-client.h"
 #include "controller/task.h"
 
@@ -46,9 +63,14 @@
 #define GCLIENT_ERRLEN		256
 #define GCLIENT_HOSTLEN		256
 #define GCLIENT_PATHLEN		512
+/* Read buffer: a few frames per read(); payloads stream through it. */
+#define GCLIENT_INBUF		(256 * 1024)
+/* Frames written per writable callback before others get the loop. */
+#define GCLIENT_WRITE_BURST	16
 
 enum gclient_state {
-	GCLIENT_CONNECTING = 0,
+	GCLIENT_CONNECTING = 0,	/* TCP connect in progress */
+	GCLIENT_HANDSHAKE,	/* upgrade request sent, awaiting 101 */
 	GCLIENT_OPEN,
 	GCLIENT_CLOSED
 };
@@ -64,11 +86,12 @@ struct gclient_req {
 	struct gclient_req	*next;
 };
 
+/* One framed, masked message; its bytes are data[start..start+len). */
 struct gclient_msg {
 	struct gclient_msg	*next;
-	int			 binary;
+	size_t			 start;
 	size_t			 len;
-	uint8_t			 data[];	/* LWS_PRE + len */
+	uint8_t			 data[];
 };
 
 struct gclient_watch {
@@ -87,6 +110,7 @@ struct gclient {
 	enum gclient_state	 state;
 	int			 err;		/* first fatal error */
 	char			 errmsg[GCLIENT_ERRLEN];
+	int			 conn_errno;	/* why connect() failed */
 
 	char			*secret;
 	size_t			 secretlen;
@@ -95,12 +119,30 @@ struct gclient {
 	char			 path[GCLIENT_PATHLEN];
 	int			 port;
 	int			 timeout_ms;
+	char			 key[WSFRAME_KEYLEN + 1];
 
 	uint32_t		 next_id;
 	struct gclient_req	*reqs;
 	struct gclient_msg	*qhead;
 	struct gclient_msg	**qtail;
-	uint8_t			*upbuf;		/* LWS_PRE + hdr + chunk */
+	uint8_t			*upbuf;		/* ws hdr + frame + chunk */
+
+	/* What is being written: a message, an upload frame or the request. */
+	struct gclient_msg	*wmsg;
+	char			*hsreq;		/* has the secret: wiped */
+	size_t			 hsreqlen;
+	const uint8_t		*wp;
+	size_t			 wlen, woff;
+
+	uint8_t			*in;		/* GCLIENT_INBUF */
+	size_t			 inlen;
+	/* The frame being received. */
+	int			 fr_active;
+	int			 fr_opcode;
+	int			 fr_fin;
+	size_t			 fr_left;
+	uint8_t			 ctl[125];	/* control frame payload */
+	size_t			 ctllen;
 
 	struct buf		 rx;
 	int			 rx_binary;
@@ -110,6 +152,9 @@ struct gclient {
 	gclient_event_cb	 on_event;
 	void			*event_arg;
 	struct gclient_watch	*watches;
+
+	/* Re-arms writability after a writable callback (gclient_flush). */
+	lws_sorted_usec_list_t	 wsul;
 
 	/* Idle timer of gclient_run(). */
 	lws_sorted_usec_list_t	 sul;
@@ -129,18 +174,19 @@ static int	gclient_lws_cb(struct lws *, enum lws_callback_reasons, void *,
 static int	gclient_fd_lws_cb(struct lws *, enum lws_callback_reasons,
 		    void *, void *, size_t);
 static int	gclient_lws_event(struct gclient *, struct lws *,
-		    enum lws_callback_reasons, void *, size_t);
+		    enum lws_callback_reasons);
 
 #define GCLIENT_FD_PROTOCOL	"rakazo-gclient-fd"
 
 static const struct lws_protocols gclient_protocols[] = {
-	{ PROTO_SUBPROTOCOL, gclient_lws_cb, 0, 65536, 0, NULL, 0 },
+	{ PROTO_SUBPROTOCOL, gclient_lws_cb, 0, 0, 0, NULL, 0 },
 	{ GCLIENT_FD_PROTOCOL, gclient_fd_lws_cb, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
+/* Named in the vhost our raw connection is adopted into. */
 const struct lws_protocols gclient_protocol = {
-	PROTO_SUBPROTOCOL, gclient_lws_cb, 0, 65536, 0, NULL, 0
+	PROTO_SUBPROTOCOL, gclient_lws_cb, 0, 0, 0, NULL, 0
 };
 
 /* Record the first fatal error; later ones are consequences. */
@@ -269,27 +315,59 @@ gclient_want_write(struct gclient *c)
 		lws_callback_on_writable(c->wsi);
 }
 
-/* Queue a copy of p; the header (if any) goes in front of the payload. */
+/*
+ * Frame the n payload bytes at buf + WSFRAME_MAX_HDR in place: mask them
+ * and put the header right in front.  Returns where the frame starts, or
+ * SIZE_MAX when no random mask could be had.
+ */
+static size_t
+gclient_frame(uint8_t *buf, int opcode, size_t n)
+{
+	uint8_t	hdr[WSFRAME_MAX_HDR], mask[4];
+	size_t	h;
+
+	if (token_random(mask, sizeof(mask)) != 0)
+		return SIZE_MAX;
+	h = wsframe_client_header(hdr, opcode, n, mask);
+	wsframe_mask(buf + WSFRAME_MAX_HDR, n, mask);
+	memcpy(buf + WSFRAME_MAX_HDR - h, hdr, h);
+	return WSFRAME_MAX_HDR - h;
+}
+
+/* Queue a frame of p; the header (if any) goes in front of the payload. */
 static int
-gclient_enqueue(struct gclient *c, int binary, const void *hdr, size_t hlen,
-    const void *p, size_t n)
+gclient_enqueue_op(struct gclient *c, int opcode, const void *hdr,
+    size_t hlen, const void *p, size_t n)
 {
 	struct gclient_msg	*m;
+	size_t			 start;
 
-	if (c->state != GCLIENT_OPEN)
-		return ERR_PEER_GONE;
-	m = xmalloc(sizeof(*m) + LWS_PRE + hlen + n);
+	m = xmalloc(sizeof(*m) + WSFRAME_MAX_HDR + hlen + n);
 	m->next = NULL;
-	m->binary = binary;
-	m->len = hlen + n;
 	if (hlen > 0)
-		memcpy(m->data + LWS_PRE, hdr, hlen);
+		memcpy(m->data + WSFRAME_MAX_HDR, hdr, hlen);
 	if (n > 0)
-		memcpy(m->data + LWS_PRE + hlen, p, n);
+		memcpy(m->data + WSFRAME_MAX_HDR + hlen, p, n);
+	if ((start = gclient_frame(m->data, opcode, hlen + n)) == SIZE_MAX) {
+		free(m);
+		return ERR_INTERNAL;
+	}
+	m->start = start;
+	m->len = WSFRAME_MAX_HDR - start + hlen + n;
 	*c->qtail = m;
 	c->qtail = &m->next;
 	gclient_want_write(c);
 	return 0;
+}
+
+static int
+gclient_enqueue(struct gclient *c, int binary, const void *hdr, size_t hlen,
+    const void *p, size_t n)
+{
+	if (c->state != GCLIENT_OPEN)
+		return ERR_PEER_GONE;
+	return gclient_enqueue_op(c, binary ? WSFRAME_BINARY : WSFRAME_TEXT,
+	    hdr, hlen, p, n);
 }
 
 static void
@@ -315,12 +393,16 @@ gclient_upload_next(struct gclient *c)
 	return NULL;
 }
 
-/* Pull one chunk of the oldest upload and write it as one frame. */
+/*
+ * Pull one chunk of the oldest upload and make it the frame to write.
+ * 0 (maybe nothing to write: paused) or -1 with the client failed.
+ */
 static int
-gclient_write_upload(struct gclient *c, struct gclient_req *r)
+gclient_pull_upload(struct gclient *c, struct gclient_req *r)
 {
-	uint8_t	*body = c->upbuf + LWS_PRE;
+	uint8_t	*body = c->upbuf + WSFRAME_MAX_HDR;
 	ssize_t	 n;
+	size_t	 start;
 	int	 end = 0;
 
 	n = r->src(r->src_arg, body + PROTO_FRAME_HDR, PROTO_CHUNK, &end);
@@ -340,42 +422,126 @@ gclient_write_upload(struct gclient *c, struct gclient_req *r)
 		return 0;
 	}
 	proto_frame_header(body, r->id, PROTO_CH_DATA, end ? PROTO_F_END : 0);
-	if (lws_write(c->wsi, body, PROTO_FRAME_HDR + (size_t)n,
-	    LWS_WRITE_BINARY) < (int)(PROTO_FRAME_HDR + n)) {
-		gclient_fail(c, ERR_PEER_GONE, "writing to guestd failed");
+	start = gclient_frame(c->upbuf, WSFRAME_BINARY,
+	    PROTO_FRAME_HDR + (size_t)n);
+	if (start == SIZE_MAX) {
+		gclient_fail(c, ERR_INTERNAL, "no random bytes for a mask");
 		return -1;
 	}
+	c->wp = c->upbuf + start;
+	c->wlen = WSFRAME_MAX_HDR - start + PROTO_FRAME_HDR + (size_t)n;
+	c->woff = 0;
 	if (end)
 		r->src = NULL;
 	return 0;
 }
 
+/* The current buffer is written: release it. */
+static void
+gclient_write_done(struct gclient *c)
+{
+	free(c->wmsg);
+	c->wmsg = NULL;
+	if (c->hsreq != NULL) {
+		explicit_bzero(c->hsreq, c->hsreqlen);
+		free(c->hsreq);
+		c->hsreq = NULL;
+	}
+	c->wp = NULL;
+	c->wlen = c->woff = 0;
+}
+
+/* Pick what to write next; 0 (maybe nothing) or -1 with the client failed. */
 static int
-gclient_writeable(struct gclient *c)
+gclient_write_next(struct gclient *c)
 {
 	struct gclient_msg	*m;
 	struct gclient_req	*r;
 
-	c->last_activity = lws_now_usecs();
 	if ((m = c->qhead) != NULL) {
 		c->qhead = m->next;
 		if (c->qhead == NULL)
 			c->qtail = &c->qhead;
-		if (lws_write(c->wsi, m->data + LWS_PRE, m->len, m->binary ?
-		    LWS_WRITE_BINARY : LWS_WRITE_TEXT) < (int)m->len) {
-			free(m);
-			gclient_fail(c, ERR_PEER_GONE, "writing to guestd "
-			    "failed");
-			return -1;
-		}
-		free(m);
-	} else if ((r = gclient_upload_next(c)) != NULL) {
-		if (gclient_write_upload(c, r) != 0)
-			return -1;
+		c->wmsg = m;
+		c->wp = m->data + m->start;
+		c->wlen = m->len;
+		c->woff = 0;
+		return 0;
 	}
-	if (c->qhead != NULL || gclient_upload_next(c) != NULL)
-		lws_callback_on_writable(c->wsi);
+	if ((r = gclient_upload_next(c)) != NULL)
+		return gclient_pull_upload(c, r);
 	return 0;
+}
+
+static void
+gclient_rearm_cb(lws_sorted_usec_list_t *sul)
+{
+	struct gclient	*c = lws_container_of(sul, struct gclient, wsul);
+
+	if (c->wsi != NULL)
+		lws_callback_on_writable(c->wsi);
+}
+
+/*
+ * Write what we can.  Returns 0 (the rest waits for the next writable
+ * callback) or -1 with the client failed.
+ */
+static int
+gclient_flush(struct gclient *c)
+{
+	ssize_t	 n;
+	int	 frames = 0, fd = lws_get_socket_fd(c->wsi);
+
+	for (;;) {
+		if (c->woff == c->wlen) {
+			gclient_write_done(c);
+			if (c->state != GCLIENT_OPEN ||
+			    frames++ >= GCLIENT_WRITE_BURST)
+				break;
+			if (gclient_write_next(c) != 0)
+				return -1;
+			if (c->wlen == 0)
+				break;
+		}
+		n = write(fd, c->wp + c->woff, c->wlen - c->woff);
+		if (n > 0) {
+			c->woff += (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		gclient_fail(c, ERR_PEER_GONE, "writing to guestd failed");
+		return -1;
+	}
+	/*
+	 * lws 4.1 clears a raw descriptor's POLLOUT after its writable
+	 * callback returns, undoing a request made inside it: ask from a
+	 * zero-delay timer instead, which runs before the next poll.
+	 */
+	if (c->woff < c->wlen || (c->state == GCLIENT_OPEN &&
+	    (c->qhead != NULL || gclient_upload_next(c) != NULL)))
+		lws_sul_schedule(c->ctx, 0, &c->wsul, gclient_rearm_cb, 0);
+	return 0;
+}
+
+/* A last word before we drop guestd; best effort, it may not fit. */
+static void
+gclient_send_close(struct gclient *c, int code, const char *why)
+{
+	uint8_t	 p[2 + 32], f[sizeof(p) + WSFRAME_MAX_HDR];
+	size_t	 n = strlen(why), len;
+
+	if (c->wsi == NULL || c->state != GCLIENT_OPEN || c->woff < c->wlen)
+		return;
+	if (n > sizeof(p) - 2)
+		n = sizeof(p) - 2;
+	p[0] = (uint8_t)(code >> 8);
+	p[1] = (uint8_t)code;
+	memcpy(p + 2, why, n);
+	if ((len = wsframe_client_frame(f, WSFRAME_CLOSE, p, n + 2)) > 0)
+		(void)!write(lws_get_socket_fd(c->wsi), f, len);
 }
 
 /* ---- incoming messages -------------------------------------------------- */
@@ -434,88 +600,334 @@ gclient_on_binary(struct gclient *c, const uint8_t *p, size_t n)
 		gclient_fail(c, rc, "%s", err_message(rc));
 }
 
-/* Append one fragment; dispatch when the message is whole. */
-static int
-gclient_receive(struct gclient *c, struct lws *wsi, const void *in,
-    size_t len)
+static void
+gclient_dispatch(struct gclient *c, const uint8_t *p, size_t n)
 {
-	size_t	 cap;
+	if (c->rx_binary)
+		gclient_on_binary(c, p, n);
+	else
+		gclient_on_text(c, (const char *)p, n);
+}
 
-	c->last_activity = lws_now_usecs();
-	if (lws_is_first_fragment(wsi) || !c->rx_active) {
+/* A control frame is whole; 0, or -1 to drop the connection. */
+static int
+gclient_control(struct gclient *c)
+{
+	char	 reason[124];
+	size_t	 rl;
+	int	 code;
+
+	switch (c->fr_opcode) {
+	case WSFRAME_PING:
+		if (gclient_enqueue_op(c, WSFRAME_PONG, NULL, 0, c->ctl,
+		    c->ctllen) != 0) {
+			gclient_fail(c, ERR_INTERNAL, "cannot answer a ping");
+			return -1;
+		}
+		return 0;
+	case WSFRAME_CLOSE:
+		if (c->ctllen >= 2) {
+			code = (c->ctl[0] << 8) | c->ctl[1];
+			rl = c->ctllen - 2 < sizeof(reason) - 1 ?
+			    c->ctllen - 2 : sizeof(reason) - 1;
+			memcpy(reason, c->ctl + 2, rl);
+			reason[rl] = '\0';
+			gclient_fail(c, ERR_PEER_GONE, "guestd closed the "
+			    "connection (%d%s%s)", code, rl ? " " : "",
+			    reason);
+		} else
+			gclient_fail(c, ERR_PEER_GONE, "guestd closed the "
+			    "connection");
+		/* Echo it (RFC 6455 5.5.1), then close our side. */
+		gclient_send_close(c, 1000, "");
+		return -1;
+	default:
+		return 0;	/* a pong */
+	}
+}
+
+/*
+ * A new frame's header: check it against the message in progress and
+ * the protocol's caps.  0, or -1 with the client failed.
+ */
+static int
+gclient_frame_start(struct gclient *c, const struct wsframe *f)
+{
+	size_t	cap;
+
+	c->fr_active = 1;
+	c->fr_opcode = f->opcode;
+	c->fr_fin = f->fin;
+	c->fr_left = f->len;
+	c->ctllen = 0;
+	if (f->opcode >= WSFRAME_CLOSE)
+		return 0;
+	if (f->opcode == WSFRAME_CONT ? !c->rx_active : c->rx_active) {
+		gclient_fail(c, ERR_PROTOCOL, "guestd sent a bad fragment");
+		gclient_send_close(c, 1002, "bad fragment");
+		return -1;
+	}
+	if (f->opcode != WSFRAME_CONT) {
 		buf_reset(&c->rx);
-		c->rx_binary = lws_frame_is_binary(wsi);
+		c->rx_binary = f->opcode == WSFRAME_BINARY;
 		c->rx_active = 1;
 	}
 	cap = c->rx_binary ? PROTO_MAX_BINARY : PROTO_MAX_REPLY;
-	if (len > cap || c->rx.len > cap - len) {
+	if (f->len > cap || c->rx.len > cap - f->len) {
 		gclient_fail(c, ERR_PROTOCOL, "guestd sent a message larger "
 		    "than %zu bytes", cap);
-		lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
-		    (unsigned char *)"too large", 9);
-		return -1;
-	}
-	if (len > 0 && buf_append(&c->rx, in, len) != 0) {
-		gclient_fail(c, ERR_NOMEM, "out of memory");
-		return -1;
-	}
-	if (!lws_is_final_fragment(wsi))
-		return 0;
-	c->rx_active = 0;
-	if (c->rx_binary)
-		gclient_on_binary(c, c->rx.data, c->rx.len);
-	else
-		gclient_on_text(c, (const char *)c->rx.data, c->rx.len);
-	buf_reset(&c->rx);
-	if (c->err != 0) {
-		lws_close_reason(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION,
-		    NULL, 0);
+		gclient_send_close(c, 1009, "too large");
 		return -1;
 	}
 	return 0;
 }
 
-/* ---- lws callbacks ------------------------------------------------------ */
-
+/* The frame in progress is whole; 0, or -1 to drop the connection. */
 static int
-gclient_append_auth(struct gclient *c, struct lws *wsi, void *in, size_t len)
+gclient_frame_end(struct gclient *c)
 {
-	unsigned char	**p = in, *end = *p + len;
-	char		 *val;
-	size_t		  vlen;
-	int		  r;
-
-	vlen = 7 + c->secretlen;
-	val = xmalloc(vlen + 1);
-	memcpy(val, "Bearer ", 7);
-	memcpy(val + 7, c->secret, c->secretlen);
-	val[vlen] = '\0';
-	r = lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_AUTHORIZATION,
-	    (unsigned char *)val, (int)vlen, p, end);
-	explicit_bzero(val, vlen);
-	free(val);
-	return r != 0 ? -1 : 0;
+	c->fr_active = 0;
+	if (c->fr_opcode >= WSFRAME_CLOSE)
+		return gclient_control(c);
+	if (!c->fr_fin)
+		return 0;
+	c->rx_active = 0;
+	gclient_dispatch(c, c->rx.data, c->rx.len);
+	buf_reset(&c->rx);
+	return 0;
 }
 
-static void
-gclient_connect_error(struct gclient *c, struct lws *wsi, const char *why)
+/*
+ * Consume the frames in the read buffer.  Payloads are copied in bulk
+ * into the message being reassembled, or handed over in place when a
+ * whole unfragmented message is there.  0, or -1 to drop the connection.
+ */
+static int
+gclient_consume(struct gclient *c)
 {
-	unsigned	 status = wsi != NULL ? lws_http_client_http_response(wsi)
-			    : 0;
+	struct wsframe	 f;
+	const uint8_t	*p;
+	size_t		 off = 0, take;
+	int		 r = 0;
 
-	if (status == 401 || status == 403 ||
-	    (why != NULL && strstr(why, "unauthorized") != NULL)) {
-		gclient_fail(c, ERR_UNAUTHORIZED, "guestd at %s refused the "
-		    "secret (HTTP %u)", c->hosthdr, status ? status : 401);
-		return;
+	while (c->err == 0 && c->state == GCLIENT_OPEN) {
+		p = c->in + off;
+		if (!c->fr_active) {
+			if (off == c->inlen)
+				break;
+			r = wsframe_header(p, c->inlen - off, PROTO_MAX_REPLY,
+			    &f);
+			if (r == 0)
+				break;
+			if (r < 0) {
+				if (r == ERR_TOO_LARGE)
+					gclient_fail(c, ERR_PROTOCOL, "guestd "
+					    "sent a message larger than %zu "
+					    "bytes", (size_t)PROTO_MAX_REPLY);
+				else
+					gclient_fail(c, ERR_PROTOCOL, "guestd "
+					    "sent a bad frame");
+				gclient_send_close(c, r == ERR_TOO_LARGE ?
+				    1009 : 1002, "bad frame");
+				return -1;
+			}
+			off += (size_t)r;
+			p += r;
+			if (gclient_frame_start(c, &f) != 0)
+				return -1;
+			if (f.opcode != WSFRAME_CONT &&
+			    f.opcode < WSFRAME_CLOSE && f.fin &&
+			    c->inlen - off >= f.len) {
+				/* The usual case: no copy at all. */
+				c->fr_active = 0;
+				c->rx_active = 0;
+				off += f.len;
+				gclient_dispatch(c, p, f.len);
+				continue;
+			}
+		}
+		take = c->inlen - off < c->fr_left ? c->inlen - off :
+		    c->fr_left;
+		if (take > 0 && c->fr_opcode >= WSFRAME_CLOSE) {
+			memcpy(c->ctl + c->ctllen, p, take);
+			c->ctllen += take;
+		} else if (take > 0 && buf_append(&c->rx, p, take) != 0) {
+			gclient_fail(c, ERR_NOMEM, "out of memory");
+			return -1;
+		}
+		off += take;
+		c->fr_left -= take;
+		if (c->fr_left > 0)
+			break;
+		if (gclient_frame_end(c) != 0)
+			return -1;
 	}
-	if (status != 0)
+	if (c->err != 0) {
+		gclient_send_close(c, 1008, "");
+		return -1;
+	}
+	if (off > 0) {
+		memmove(c->in, c->in + off, c->inlen - off);
+		c->inlen -= off;
+	}
+	return 0;
+}
+
+/* ---- the connection ----------------------------------------------------- */
+
+static void
+gclient_handshake_error(struct gclient *c, int r, int status)
+{
+	if (status == 401 || status == 403)
+		gclient_fail(c, ERR_UNAUTHORIZED, "guestd at %s refused the "
+		    "secret (HTTP %d)", c->hosthdr, status);
+	else if (r == ERR_CONNECT)
 		gclient_fail(c, ERR_CONNECT, "cannot connect to ws://%s%s: "
-		    "HTTP %u instead of a websocket upgrade", c->hosthdr,
+		    "HTTP %d instead of a websocket upgrade", c->hosthdr,
 		    c->path, status);
 	else
-		gclient_fail(c, ERR_CONNECT, "cannot connect to ws://%s%s: %s",
-		    c->hosthdr, c->path, why != NULL ? why : "unknown error");
+		gclient_fail(c, ERR_CONNECT, "cannot connect to ws://%s%s: "
+		    "the websocket handshake failed", c->hosthdr, c->path);
+}
+
+/* The 101 (or not) in the read buffer; 0 or -1 to drop the connection. */
+static int
+gclient_handshake(struct gclient *c)
+{
+	int	r, status;
+
+	r = wsframe_response((const char *)c->in, c->inlen, c->key, &status);
+	if (r == 0)
+		return 0;
+	if (r < 0) {
+		gclient_handshake_error(c, r, status);
+		return -1;
+	}
+	memmove(c->in, c->in + r, c->inlen - (size_t)r);
+	c->inlen -= (size_t)r;
+	c->state = GCLIENT_OPEN;
+	c->last_activity = lws_now_usecs();
+	if (c->qhead != NULL || gclient_upload_next(c) != NULL)
+		lws_callback_on_writable(c->wsi);
+	return 0;
+}
+
+/* Bytes arrived (or the end); 0, or -1 to drop the connection. */
+static int
+gclient_readable(struct gclient *c)
+{
+	ssize_t	 n;
+	size_t	 space;
+	int	 fd = lws_get_socket_fd(c->wsi), reads;
+
+	for (reads = 0; reads < 4; reads++) {
+		if (c->inlen == GCLIENT_INBUF) {
+			/* Only a handshake head can fill it; it is capped. */
+			gclient_handshake_error(c, ERR_TOO_LARGE, 0);
+			return -1;
+		}
+		space = GCLIENT_INBUF - c->inlen;
+		n = read(fd, c->in + c->inlen, space);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0) {
+			if (c->state == GCLIENT_HANDSHAKE)
+				gclient_fail(c, ERR_CONNECT, "cannot connect "
+				    "to ws://%s%s: guestd closed the "
+				    "connection", c->hosthdr, c->path);
+			else
+				gclient_fail(c, ERR_PEER_GONE, "guestd closed "
+				    "the connection");
+			return -1;
+		}
+		c->inlen += (size_t)n;
+		c->last_activity = lws_now_usecs();
+		if (c->state == GCLIENT_HANDSHAKE &&
+		    gclient_handshake(c) != 0)
+			return -1;
+		if (c->state == GCLIENT_OPEN && gclient_consume(c) != 0)
+			return -1;
+		if (c->state != GCLIENT_OPEN && c->state != GCLIENT_HANDSHAKE)
+			return -1;
+		/* A short read: the socket is drained for now. */
+		if ((size_t)n < space)
+			return 0;
+	}
+	return 0;
+}
+
+/* The connect finished: send the upgrade request.  0 or -1. */
+static int
+gclient_connected(struct gclient *c)
+{
+	socklen_t	 sl = sizeof(int);
+	char		*auth;
+	size_t		 alen, cap;
+	int		 soerr = 0, n;
+
+	if (getsockopt(lws_get_socket_fd(c->wsi), SOL_SOCKET, SO_ERROR,
+	    &soerr, &sl) == -1)
+		soerr = errno;
+	if (soerr != 0) {
+		c->conn_errno = soerr;
+		return -1;
+	}
+	c->state = GCLIENT_HANDSHAKE;
+	if (wsframe_key(c->key) != 0) {
+		gclient_fail(c, ERR_CONNECT, "cannot connect to ws://%s%s: no "
+		    "random bytes for the handshake", c->hosthdr, c->path);
+		return -1;
+	}
+	alen = 7 + c->secretlen;
+	auth = xmalloc(alen + 1);
+	memcpy(auth, "Bearer ", 7);
+	memcpy(auth + 7, c->secret, c->secretlen);
+	auth[alen] = '\0';
+	cap = alen + strlen(c->path) + strlen(c->hosthdr) + 512;
+	c->hsreq = xmalloc(cap);
+	n = wsframe_request(c->hsreq, cap, c->path, c->hosthdr, c->key,
+	    PROTO_SUBPROTOCOL, auth);
+	explicit_bzero(auth, alen);
+	free(auth);
+	if (n < 0) {
+		explicit_bzero(c->hsreq, cap);
+		free(c->hsreq);
+		c->hsreq = NULL;
+		gclient_fail(c, ERR_CONNECT, "cannot connect to ws://%s%s: the "
+		    "request does not fit", c->hosthdr, c->path);
+		return -1;
+	}
+	c->hsreqlen = cap;
+	c->wp = (const uint8_t *)c->hsreq;
+	c->wlen = (size_t)n;
+	c->woff = 0;
+	return gclient_flush(c);
+}
+
+/* The socket is gone: lws closes it after this callback. */
+static void
+gclient_closed(struct gclient *c)
+{
+	socklen_t	 sl = sizeof(int);
+	int		 soerr = 0;
+
+	if (c->state == GCLIENT_CONNECTING) {
+		if (c->conn_errno == 0 && (getsockopt(lws_get_socket_fd(c->wsi),
+		    SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0 || soerr == 0))
+			soerr = ECONNREFUSED;
+		if (c->conn_errno == 0)
+			c->conn_errno = soerr;
+	} else if (c->state == GCLIENT_HANDSHAKE)
+		gclient_fail(c, ERR_CONNECT, "cannot connect to ws://%s%s: "
+		    "guestd closed the connection", c->hosthdr, c->path);
+	else
+		gclient_fail(c, ERR_PEER_GONE, "guestd closed the connection");
+	gclient_write_done(c);
+	lws_sul_cancel(&c->wsul);
+	c->wsi = NULL;
+	c->state = GCLIENT_CLOSED;
 }
 
 static int
@@ -525,9 +937,9 @@ gclient_lws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	struct gclient	*c = lws_get_opaque_user_data(wsi);
 	int		 r;
 
-	if (c == NULL)
+	if (c == NULL || c->wsi != wsi)
 		return 0;
-	r = gclient_lws_event(c, wsi, reason, in, len);
+	r = gclient_lws_event(c, wsi, reason);
 	/* Attached: tasks waiting on this client recheck their state. */
 	if (c->attached)
 		task_cond_broadcast(&c->cv);
@@ -536,47 +948,22 @@ gclient_lws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 
 static int
 gclient_lws_event(struct gclient *c, struct lws *wsi,
-    enum lws_callback_reasons reason, void *in, size_t len)
+    enum lws_callback_reasons reason)
 {
 	switch (reason) {
-	case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
-		return gclient_append_auth(c, wsi, in, len);
-	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-		gclient_connect_error(c, wsi, in);
-		c->wsi = NULL;
-		c->state = GCLIENT_CLOSED;
-		break;
-	case LWS_CALLBACK_CLIENT_ESTABLISHED:
-		c->state = GCLIENT_OPEN;
-		c->last_activity = lws_now_usecs();
-		if (c->qhead != NULL)
-			lws_callback_on_writable(wsi);
-		break;
-	case LWS_CALLBACK_CLIENT_RECEIVE:
-		return gclient_receive(c, wsi, in, len);
-	case LWS_CALLBACK_CLIENT_WRITEABLE:
+	case LWS_CALLBACK_RAW_RX_FILE:
+		if (c->state == GCLIENT_CONNECTING)
+			return gclient_connected(c);
+		return gclient_readable(c);
+	case LWS_CALLBACK_RAW_WRITEABLE_FILE:
 		if (c->err != 0)
 			return -1;
-		return gclient_writeable(c);
-	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-		if (len >= 2) {
-			const uint8_t *p = in;
-			int code = (p[0] << 8) | p[1];
-			char reason_s[124];
-			size_t rl = len - 2 < sizeof(reason_s) - 1 ?
-			    len - 2 : sizeof(reason_s) - 1;
-
-			memcpy(reason_s, p + 2, rl);
-			reason_s[rl] = '\0';
-			gclient_fail(c, ERR_PEER_GONE, "guestd closed the "
-			    "connection (%d%s%s)", code, rl ? " " : "",
-			    reason_s);
-		}
-		break;
-	case LWS_CALLBACK_CLIENT_CLOSED:
-		gclient_fail(c, ERR_PEER_GONE, "guestd closed the connection");
-		c->wsi = NULL;
-		c->state = GCLIENT_CLOSED;
+		if (c->state == GCLIENT_CONNECTING)
+			return gclient_connected(c);
+		c->last_activity = lws_now_usecs();
+		return gclient_flush(c);
+	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		gclient_closed(c);
 		break;
 	default:
 		break;
@@ -864,12 +1251,70 @@ out:
 	return r;
 }
 
+/* Start a TCP connect to ai and adopt the socket.  0 or -1 (errno set). */
+static int
+gclient_start(struct gclient *c, const struct addrinfo *ai)
+{
+	lws_adopt_desc_t	 ad;
+	int			 fd, one = 1, e;
+
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+	if (fd == -1)
+		return -1;
+	/* Requests are small and latency-bound: no Nagle delay. */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == -1 &&
+	    errno != EINPROGRESS) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	c->state = GCLIENT_CONNECTING;
+	c->conn_errno = 0;
+	memset(&ad, 0, sizeof(ad));
+	ad.vh = c->vhost;
+	ad.type = LWS_ADOPT_RAW_FILE_DESC;
+	ad.fd.filefd = fd;
+	ad.vh_prot_name = PROTO_SUBPROTOCOL;
+	ad.opaque = c;
+	c->wsi = lws_adopt_descriptor_vhost_via_info(&ad);
+	if (c->wsi == NULL) {
+		/* lws closed fd already. */
+		c->state = GCLIENT_CLOSED;
+		errno = ENOMEM;
+		return -1;
+	}
+	/* Writable: the connect finished, one way or the other. */
+	lws_callback_on_writable(c->wsi);
+	return 0;
+}
+
+/* Wait until the connection opens, fails or the timeout passes. */
+static void
+gclient_wait_open(struct gclient *c)
+{
+	if (c->attached) {
+		while (c->state == GCLIENT_CONNECTING ||
+		    c->state == GCLIENT_HANDSHAKE)
+			if (task_cond_wait(&c->cv, c->timeout_ms) != 0)
+				break;
+		return;
+	}
+	while ((c->state == GCLIENT_CONNECTING ||
+	    c->state == GCLIENT_HANDSHAKE) && !c->timed_out)
+		if (lws_service(c->ctx, 0) < 0)
+			break;
+}
+
 static int
 gclient_open(struct gclient *c, char *err, size_t errlen)
 {
 	struct lws_context_creation_info	 info;
-	struct lws_client_connect_info		 ci;
-	int					 r;
+	struct addrinfo				 hints, *res = NULL, *ai;
+	char					 port[8];
+	int					 r, e = 0;
 
 	if (!c->attached) {
 		memset(&info, 0, sizeof(info));
@@ -878,46 +1323,50 @@ gclient_open(struct gclient *c, char *err, size_t errlen)
 		info.gid = -1;
 		info.uid = -1;
 		c->ctx = lws_create_context(&info);
-		if (c->ctx == NULL) {
+		if (c->ctx == NULL ||
+		    (c->vhost = lws_get_vhost_by_name(c->ctx, "default")) ==
+		    NULL) {
 			snprintf(err, errlen, "INTERNAL: cannot create the "
 			    "websocket context");
 			return ERR_INTERNAL;
 		}
 	}
-	memset(&ci, 0, sizeof(ci));
-	ci.context = c->ctx;
-	ci.vhost = c->vhost;
-	ci.opaque_user_data = c;
-	ci.address = c->host;
-	ci.port = c->port;
-	ci.path = c->path;
-	ci.host = c->hosthdr;
-	ci.origin = c->hosthdr;
-	ci.protocol = PROTO_SUBPROTOCOL;
-	ci.local_protocol_name = PROTO_SUBPROTOCOL;
-	ci.pwsi = &c->wsi;
-	if (lws_client_connect_via_info(&ci) == NULL) {
-		/* The CONNECTION_ERROR callback usually said why already. */
-		gclient_fail(c, ERR_CONNECT, "cannot connect to ws://%s%s",
-		    c->hosthdr, c->path);
-		c->state = GCLIENT_CLOSED;
+	c->state = GCLIENT_CLOSED;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	snprintf(port, sizeof(port), "%d", c->port);
+	if ((r = getaddrinfo(c->host, port, &hints, &res)) != 0) {
+		gclient_fail(c, ERR_CONNECT, "cannot connect to ws://%s%s: %s",
+		    c->hosthdr, c->path, gai_strerror(r));
+		res = NULL;
 	}
 	c->last_activity = lws_now_usecs();
 	c->idle_us = (lws_usec_t)c->timeout_ms * 1000;
-	if (c->attached) {
-		while (c->state == GCLIENT_CONNECTING)
-			if (task_cond_wait(&c->cv, c->timeout_ms) != 0)
-				break;
-	} else {
+	if (!c->attached)
 		lws_sul_schedule(c->ctx, 0, &c->sul, gclient_idle_cb,
 		    c->idle_us);
-		while (c->state == GCLIENT_CONNECTING && !c->timed_out)
-			if (lws_service(c->ctx, 0) < 0)
-				break;
-		lws_sul_cancel(&c->sul);
+	/* Each address in turn while the connect itself is refused. */
+	for (ai = res; ai != NULL && c->err == 0; ai = ai->ai_next) {
+		if (gclient_start(c, ai) != 0) {
+			e = errno;
+			continue;
+		}
+		gclient_wait_open(c);
+		if (c->state != GCLIENT_CLOSED || c->conn_errno == 0)
+			break;
+		e = c->conn_errno;
 	}
+	if (!c->attached)
+		lws_sul_cancel(&c->sul);
+	if (res != NULL)
+		freeaddrinfo(res);
 	if (c->state == GCLIENT_OPEN)
 		return 0;
+	if (c->err == 0 && c->state == GCLIENT_CLOSED && e != 0)
+		gclient_fail(c, ERR_CONNECT, "cannot connect to ws://%s%s: %s",
+		    c->hosthdr, c->path, strerror(e));
 	if (c->err == 0)
 		gclient_fail(c, ERR_CONNECT, "cannot connect to ws://%s%s: no "
 		    "answer within %d ms", c->hosthdr, c->path, c->timeout_ms);
@@ -956,7 +1405,8 @@ gclient_connect(struct gclient **out, const struct gclient_opts *o,
 	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms :
 	    GCLIENT_DEFAULT_TIMEOUT;
 	buf_init(&c->rx, PROTO_MAX_REPLY);
-	c->upbuf = xmalloc(LWS_PRE + PROTO_FRAME_HDR + PROTO_CHUNK);
+	c->upbuf = xmalloc(WSFRAME_MAX_HDR + PROTO_FRAME_HDR + PROTO_CHUNK);
+	c->in = xmalloc(GCLIENT_INBUF);
 	if (o->secret == NULL || *o->secret == '\0' ||
 	    strpbrk(o->secret, "\r\n") != NULL) {
 		snprintf(err, errlen, "CONFIG_INVALID: the secret is empty or "
@@ -998,6 +1448,8 @@ gclient_free(struct gclient *c)
 
 	if (c == NULL)
 		return;
+	if (c->ctx != NULL)
+		lws_sul_cancel(&c->wsul);
 	if (c->attached) {
 		/* The loop is the owner's: close ours, leave the rest. */
 		if (c->wsi != NULL) {
@@ -1025,8 +1477,10 @@ gclient_free(struct gclient *c)
 		free(w);
 	}
 	gclient_queue_free(c);
+	gclient_write_done(c);
 	buf_free(&c->rx);
 	free(c->upbuf);
+	free(c->in);
 	json_decref(c->hello);
 	if (c->secret != NULL) {
 		explicit_bzero(c->secret, c->secretlen);

@@ -33,7 +33,7 @@
 #include "json.h"
 #include "log.h"
 #include "loop.h"
-#include "token.h"
+#include "wsframe.h"
 
 #define CDP_INBUF_FIRST	(64 * 1024)
 
@@ -77,56 +77,22 @@ static void	cdp_fd_cb(struct loop_fd *, int, void *);
 
 /* ---- parsers (pure) ------------------------------------------------------ */
 
+/* The frame parser is wsframe's; this keeps cdp.h's shape for its users. */
 int
 cdp_ws_parse(const uint8_t *p, size_t n, size_t max, struct cdp_frame *f)
 {
-	uint64_t	len;
-	size_t		hdr = 2, i;
+	struct wsframe	wf;
+	int		r;
 
 	memset(f, 0, sizeof *f);
-	if (n < 2)
-		return 0;
-	/* No extensions were negotiated: RSV bits must be clear. */
-	if (p[0] & 0x70)
-		return ERR_PROTOCOL;
-	/* A server never masks (RFC 6455 5.1). */
-	if (p[1] & 0x80)
-		return ERR_PROTOCOL;
-	f->fin = (p[0] & 0x80) != 0;
-	f->opcode = p[0] & 0x0f;
-	len = p[1] & 0x7f;
-	if (len == 126) {
-		if (n < 4)
-			return 0;
-		len = ((uint64_t)p[2] << 8) | p[3];
-		if (len < 126)
-			return ERR_PROTOCOL;
-		hdr = 4;
-	} else if (len == 127) {
-		if (n < 10)
-			return 0;
-		len = 0;
-		for (i = 0; i < 8; i++)
-			len = (len << 8) | p[2 + i];
-		if (len >> 63 || len < 65536)
-			return ERR_PROTOCOL;
-		hdr = 10;
-	}
-	if (f->opcode >= 8 && (!f->fin || len > 125))
-		return ERR_PROTOCOL;
-	switch (f->opcode) {
-	case 0: case 1: case 2: case 8: case 9: case 10:
-		break;
-	default:
-		return ERR_PROTOCOL;
-	}
-	if (len > max)
-		return ERR_TOO_LARGE;
-	if (n - hdr < len)
-		return 0;
-	f->payload = p + hdr;
-	f->len = (size_t)len;
-	return (int)(hdr + (size_t)len);
+	r = wsframe_parse(p, n, max, &wf);
+	if (r <= 0)
+		return r;
+	f->fin = wf.fin;
+	f->opcode = wf.opcode;
+	f->payload = wf.payload;
+	f->len = wf.len;
+	return r;
 }
 
 int
@@ -313,33 +279,15 @@ cdp_queue(struct cdp *c, const void *p, size_t n)
 static int
 cdp_send_frame(struct cdp *c, int opcode, const void *p, size_t n)
 {
-	uint8_t		 hdr[14], mask[4];
-	const uint8_t	*s = p;
-	uint8_t		*f;
-	size_t		 h = 0, i;
-	int		 r;
+	uint8_t	*f;
+	size_t	 len;
+	int	 r;
 
-	hdr[h++] = 0x80 | (uint8_t)opcode;
-	if (n < 126)
-		hdr[h++] = 0x80 | (uint8_t)n;
-	else if (n <= 0xffff) {
-		hdr[h++] = 0x80 | 126;
-		hdr[h++] = (uint8_t)(n >> 8);
-		hdr[h++] = (uint8_t)n;
-	} else {
-		hdr[h++] = 0x80 | 127;
-		for (i = 0; i < 8; i++)
-			hdr[h++] = (uint8_t)((uint64_t)n >> (56 - 8 * i));
-	}
-	if (token_random(mask, sizeof mask) != 0)
-		return ERR_INTERNAL;
-	memcpy(hdr + h, mask, 4);
-	h += 4;
-	f = xmalloc(h + n);
-	memcpy(f, hdr, h);
-	for (i = 0; i < n; i++)
-		f[h + i] = s[i] ^ mask[i & 3];
-	r = cdp_queue(c, f, h + n);
+	f = xmalloc(n + WSFRAME_MAX_HDR);
+	if ((len = wsframe_client_frame(f, opcode, p, n)) == 0)
+		r = ERR_INTERNAL;
+	else
+		r = cdp_queue(c, f, len);
 	free(f);
 	return r;
 }
@@ -397,38 +345,19 @@ cdp_new(enum cdp_mode mode, int port, const char *path, void *arg)
 static int
 cdp_send_request(struct cdp *c)
 {
-	char		req[1400], key[32];
-	uint8_t		raw[16];
+	char		req[1400], key[WSFRAME_KEYLEN + 1], host[32];
 	int		n;
 
+	snprintf(host, sizeof host, "127.0.0.1:%d", c->port);
 	if (c->mode == CDP_HTTP)
 		n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\n"
-		    "Host: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
-		    c->path, c->port);
+		    "Host: %s\r\nConnection: close\r\n\r\n", c->path, host);
 	else {
-		if (token_random(raw, sizeof raw) != 0)
+		/* Only the 101 is checked: it is our Chromium, on loopback. */
+		if (wsframe_key(key) != 0)
 			return ERR_INTERNAL;
-		/* Any 16 random bytes in base64; we only need it unique. */
-		static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		    "abcdefghijklmnopqrstuvwxyz0123456789+/";
-		size_t	i, o = 0;
-
-		for (i = 0; i < 15; i += 3) {
-			key[o++] = b64[raw[i] >> 2];
-			key[o++] = b64[((raw[i] & 3) << 4) | (raw[i + 1] >> 4)];
-			key[o++] = b64[((raw[i + 1] & 15) << 2) |
-			    (raw[i + 2] >> 6)];
-			key[o++] = b64[raw[i + 2] & 63];
-		}
-		key[o++] = b64[raw[15] >> 2];
-		key[o++] = b64[(raw[15] & 3) << 4];
-		key[o++] = '=';
-		key[o++] = '=';
-		key[o] = '\0';
-		n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\n"
-		    "Host: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
-		    "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
-		    "Sec-WebSocket-Version: 13\r\n\r\n", c->path, c->port, key);
+		n = wsframe_request(req, sizeof req, c->path, host, key, NULL,
+		    NULL);
 	}
 	if (n < 0 || (size_t)n >= sizeof req)
 		return ERR_INTERNAL;

@@ -136,6 +136,9 @@ rfb_log_quiet(const char *fmt, ...)
 	(void)fmt;
 }
 
+static void	rfb_log_err(const char *fmt, ...)
+		    __attribute__((format(printf, 1, 2)));
+
 static void
 rfb_log_err(const char *fmt, ...)
 {
