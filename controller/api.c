@@ -499,7 +499,9 @@ api_activity(struct api_ctx *x, const char *id)
 			api_error(x, r, NULL);
 			return;
 		}
-		if (n > 0 || store_now_ms() >= deadline)
+		/* Nobody to answer: free the request's slot now. */
+		if (n > 0 || store_now_ms() >= deadline ||
+		    (x->q->peer_gone != NULL && *x->q->peer_gone))
 			break;
 		free(ev);
 		if (!waited)

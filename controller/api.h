@@ -78,6 +78,8 @@ struct api_req {
 	/* Send the headers of a streamed reply (out->stream set) now. */
 	void		(*respond)(void *arg);
 	void		*respond_arg;
+	/* Set by the server when the client left; long polls end early. */
+	const int	*peer_gone;
 };
 
 struct api_resp {

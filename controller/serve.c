@@ -77,6 +77,7 @@
 struct serve_job {
 	struct lws		*wsi;		/* NULL once the peer left */
 	int			 running, done;
+	int			 gone;		/* the peer left */
 	char			 method[8];
 	char			*path, *query, *auth;
 	char			*body;
@@ -193,6 +194,7 @@ serve_job_run(void *arg)
 	q.out = &j->out;
 	q.respond = serve_respond;
 	q.respond_arg = j;
+	q.peer_gone = &j->gone;
 	api_handle(&serve_api, &q, &j->resp);
 	j->done = 1;
 	if (j->wsi == NULL) {
@@ -516,6 +518,32 @@ serve_maint_fire(lws_sorted_usec_list_t *sul)
 /* ---- the HTTP side ---------------------------------------------------- */
 
 /*
+ * Over SERVE_MAX_JOBS requests in progress: answer 503 BUSY at once, in
+ * the API's error shape, without allocating a job, and close.
+ */
+static void
+serve_refuse_busy(struct lws *wsi)
+{
+	unsigned char	 buf[LWS_PRE + 768], *p, *end;
+	char		 body[256];
+	int		 n;
+
+	n = snprintf(body, sizeof body, "{\"error\":{\"code\":\"%s\","
+	    "\"message\":\"%s\"}}", err_name(ERR_BUSY),
+	    err_message(ERR_BUSY));
+	p = buf + LWS_PRE;
+	end = buf + sizeof buf - 1;
+	if (lws_add_http_common_headers(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
+	    "application/json", (lws_filepos_t)n, &p, end) ||
+	    lws_finalize_http_header(wsi, &p, end))
+		return;
+	memcpy(p, body, (size_t)n);
+	p += n;
+	(void)lws_write(wsi, buf + LWS_PRE, (size_t)(p - (buf + LWS_PRE)),
+	    LWS_WRITE_HTTP_FINAL);
+}
+
+/*
  * "Expect: 100-continue" (curl sends it for large bodies): lws does not
  * answer it, and the client would wait a second before sending.
  */
@@ -567,7 +595,7 @@ serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		if (pss->job != NULL)
 			return -1;
 		if (serve_njobs >= SERVE_MAX_JOBS) {
-			lws_return_http_status(wsi, 503, NULL);
+			serve_refuse_busy(wsi);
 			return -1;
 		}
 		j = serve_job_new(wsi, (const char *)in);
@@ -636,6 +664,9 @@ serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		pss->job = NULL;
 		if (j->running && !j->done) {
 			j->wsi = NULL;	/* the task frees it */
+			/* A long poll ends now instead of at its wait_ms. */
+			j->gone = 1;
+			activity_notify();
 			/* A short body is refused by guestd; a reply stops. */
 			xfer_break(&j->in, ERR_PEER_GONE);
 			xfer_break(&j->out, ERR_PEER_GONE);

@@ -92,4 +92,35 @@ api GET /v1/computers/team/runs >/dev/null
 open=$(python3 -c 'import json,sys
 print(sum(1 for r in json.load(open(sys.argv[1]))["runs"] if not r.get("ended_ms")))' "$T/api.out")
 t_eq "$open" 1 "exactly one open run"
+
+# A flood: 64 requests in progress (long polls that wait for an event that
+# never comes) fill serve; the next is refused at once with 503 BUSY in
+# the API's error shape, memory stays flat, and when the clients leave
+# their slots free at once (not at the end of their wait_ms).
+W0=$(grep -c "event=activity.wait" "$CTL_LOG")
+RSS0=$(awk '/^VmRSS:/ {print $2}' "/proc/$CTL_PID/status")
+LPS=""
+for i in $(seq 1 64); do
+	curl -s -o /dev/null --max-time 120 \
+	    -H "Authorization: Bearer $(cat "$CTL_TOKEN")" \
+	    "$CTL_URL/v1/computers/team/activity?after=999999999&wait_ms=60000" &
+	LPS="$LPS $!"
+done
+ctl_wait_log "event=activity.wait" $((W0 + 64)) 30
+r=$(api GET /v1/computers)
+t_contains "$r" "503 " "the 65th request is refused"
+t_contains "$r" '"code":"BUSY"' "with the BUSY code"
+RSS1=$(awk '/^VmRSS:/ {print $2}' "/proc/$CTL_PID/status")
+[ $((RSS1 - RSS0)) -lt 32768 ] ||
+    t_fail "64 waiting requests cost $((RSS1 - RSS0)) kB"
+t_eq "$(awk '/^Threads:/ {print $2}' "/proc/$CTL_PID/status")" 1 \
+    "still one thread with 64 requests waiting"
+kill $LPS 2>/dev/null
+wait $LPS 2>/dev/null
+i=0
+until [ "$(api GET /v1/computers | cut -c1-3)" = 200 ]; do
+	i=$((i + 1))
+	[ "$i" -le 100 ] || t_fail "slots not freed after the clients left"
+	sleep 0.05
+done
 exit 0
