@@ -27,9 +27,25 @@
 
 #define SQ_BUSY_MS	10000
 
+/*
+ * Prepared statements are kept per connection and reused: parsing the SQL
+ * was the largest single cost of a tool call (profiled: a third of
+ * SQLite's time in its parser).  The key is the SQL's address, a string
+ * literal of one call site; an entry in use is never handed out twice.
+ */
+#define SQ_CACHE	64
+
+struct sq_cached {
+	const char	*sql;
+	sqlite3_stmt	*st;
+	int		 in_use;
+};
+
 struct sq {
-	sqlite3	*db;
-	int64_t	 busy_ms;	/* waited in the current busy spell */
+	sqlite3			*db;
+	int64_t			 busy_ms;	/* waited in this busy spell */
+	struct sq_cached	 cache[SQ_CACHE];
+	int			 ncache;
 };
 
 /*
@@ -133,13 +149,67 @@ sq_code(sqlite3 *db, int rc)
  * 'i' int64_t.  Returns the statement or NULL (with *r set).
  */
 static sqlite3_stmt *
-sq_prepare(sqlite3 *db, int *r, const char *sql, const char *types, ...)
+sq_stmt(struct sq *q, const char *sql, int *rc)
 {
+	struct sq_cached	*c;
+	sqlite3_stmt		*st = NULL;
+	int			 i;
+
+	for (i = 0; i < q->ncache; i++) {
+		c = &q->cache[i];
+		if (c->sql == sql && !c->in_use) {
+			c->in_use = 1;
+			*rc = SQLITE_OK;
+			return c->st;
+		}
+	}
+	*rc = sqlite3_prepare_v3(q->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+	    &st, NULL);
+	if (*rc != SQLITE_OK)
+		return NULL;
+	if (q->ncache < SQ_CACHE) {
+		c = &q->cache[q->ncache++];
+		c->sql = sql;
+		c->st = st;
+		c->in_use = 1;
+	}
+	return st;
+}
+
+/* Done with st: back to the cache (reset, unbound) or finalized. */
+static void
+sq_release(struct sq *q, sqlite3_stmt *st)
+{
+	int	 i;
+
+	if (st == NULL)
+		return;
+	for (i = 0; i < q->ncache; i++)
+		if (q->cache[i].st == st) {
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
+			q->cache[i].in_use = 0;
+			return;
+		}
+	sqlite3_finalize(st);
+}
+
+static void
+sq_cache_free(struct sq *q)
+{
+	while (q->ncache > 0)
+		sqlite3_finalize(q->cache[--q->ncache].st);
+}
+
+static sqlite3_stmt *
+sq_prepare(struct sq *q, int *r, const char *sql, const char *types, ...)
+{
+	sqlite3		*db = q->db;
 	sqlite3_stmt	*st = NULL;
 	va_list		 ap;
 	int		 i, rc;
 
-	if ((rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL)) != SQLITE_OK) {
+	if ((st = sq_stmt(q, sql, &rc)) == NULL) {
 		*r = sq_code(db, rc);
 		return NULL;
 	}
@@ -156,16 +226,16 @@ sq_prepare(sqlite3 *db, int *r, const char *sql, const char *types, ...)
 	va_end(ap);
 	if (rc != SQLITE_OK) {
 		*r = sq_code(db, rc);
-		sqlite3_finalize(st);
+		sq_release(q, st);
 		return NULL;
 	}
 	*r = 0;
 	return st;
 }
 
-/* Step a statement that returns no rows; finalizes it. */
+/* Step a statement that returns no rows; releases it. */
 static int
-sq_done(sqlite3 *db, sqlite3_stmt *st, const int *r)
+sq_done(struct sq *q, sqlite3_stmt *st, const int *r)
 {
 	int	 rc;
 
@@ -173,8 +243,10 @@ sq_done(sqlite3 *db, sqlite3_stmt *st, const int *r)
 	if (st == NULL)
 		return *r;
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : sq_code(db, rc);
+	/* The code before the reset: reset would repeat a failure's. */
+	rc = rc == SQLITE_DONE ? 0 : sq_code(q->db, rc);
+	sq_release(q, st);
+	return rc;
 }
 
 static void
@@ -221,7 +293,7 @@ sq_migrate(struct sq *q, char *err, size_t errlen)
 		/* Re-check inside the lock: another process may have won. */
 		if ((r = sq_exec(q->db, "BEGIN IMMEDIATE")) != 0)
 			goto fail;
-		st = sq_prepare(q->db, &r, "SELECT coalesce(max(version), 0) "
+		st = sq_prepare(q, &r, "SELECT coalesce(max(version), 0) "
 		    "FROM schema_migrations", "");
 		if (st == NULL) {
 			sq_exec(q->db, "ROLLBACK");
@@ -229,13 +301,13 @@ sq_migrate(struct sq *q, char *err, size_t errlen)
 		}
 		if (sqlite3_step(st) == SQLITE_ROW)
 			have = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
+		sq_release(q, st);
 		if ((int64_t)i < have) {
 			sq_exec(q->db, "COMMIT");
 			continue;
 		}
 		if ((r = sq_exec(q->db, sq_migrations[i])) != 0 ||
-		    (r = sq_done(q->db, sq_prepare(q->db, &r,
+		    (r = sq_done(q, sq_prepare(q, &r,
 		    "INSERT INTO schema_migrations VALUES (?, ?)", "ii",
 		    (int64_t)i + 1, store_now_ms()), &r)) != 0) {
 			sq_exec(q->db, "ROLLBACK");
@@ -281,7 +353,8 @@ sq_open(void **impl, const char *path, char *err, size_t errlen)
 	r = 0;
 out:
 	if (q != NULL) {
-		sqlite3_close(q->db);
+		sq_cache_free(q);
+	sqlite3_close(q->db);
 		free(q);
 	}
 	return r;
@@ -294,6 +367,7 @@ sq_close(void *impl)
 
 	if (q == NULL)
 		return;
+	sq_cache_free(q);
 	sqlite3_close(q->db);
 	free(q);
 }
@@ -306,7 +380,7 @@ sq_schema_version(void *impl, int64_t *v)
 	int		 r;
 
 	*v = 0;
-	st = sq_prepare(q->db, &r, "SELECT coalesce(max(version), 0) FROM "
+	st = sq_prepare(q, &r, "SELECT coalesce(max(version), 0) FROM "
 	    "schema_migrations", "");
 	if (st == NULL)
 		return r;
@@ -314,7 +388,7 @@ sq_schema_version(void *impl, int64_t *v)
 		*v = sqlite3_column_int64(st, 0);
 	else
 		r = ERR_STORE;
-	sqlite3_finalize(st);
+	sq_release(q, st);
 	return r;
 }
 
@@ -366,7 +440,7 @@ sq_computer_create(void *impl, const struct store_computer *c)
 	struct sq	*q = impl;
 	int		 r;
 
-	return sq_done(q->db, sq_prepare(q->db, &r, "INSERT INTO computers ("
+	return sq_done(q, sq_prepare(q, &r, "INSERT INTO computers ("
 	    SQ_COMPUTER_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?)", "ssssiii",
 	    c->id, c->provider, c->state, c->ref, c->created_ms,
 	    c->updated_ms, c->last_used_ms), &r);
@@ -379,7 +453,7 @@ sq_computer_get(void *impl, const char *id, struct store_computer *out)
 	sqlite3_stmt	*st;
 	int		 r, rc;
 
-	st = sq_prepare(q->db, &r, "SELECT " SQ_COMPUTER_COLS " FROM computers "
+	st = sq_prepare(q, &r, "SELECT " SQ_COMPUTER_COLS " FROM computers "
 	    "WHERE id = ?", "s", id);
 	if (st == NULL)
 		return r;
@@ -387,7 +461,7 @@ sq_computer_get(void *impl, const char *id, struct store_computer *out)
 		sq_computer_row(st, out);
 	else
 		r = rc == SQLITE_DONE ? ERR_NOT_FOUND : sq_code(q->db, rc);
-	sqlite3_finalize(st);
+	sq_release(q, st);
 	return r;
 }
 
@@ -405,7 +479,7 @@ sq_computer_update(void *impl, const struct store_computer *c)
 	struct sq	*q = impl;
 	int		 r;
 
-	r = sq_done(q->db, sq_prepare(q->db, &r, "UPDATE computers SET "
+	r = sq_done(q, sq_prepare(q, &r, "UPDATE computers SET "
 	    "provider = ?, state = ?, ref = ?, updated_ms = ?, "
 	    "last_used_ms = ? WHERE id = ?", "sssiis", c->provider, c->state,
 	    c->ref, c->updated_ms, c->last_used_ms, c->id), &r);
@@ -418,7 +492,7 @@ sq_computer_touch(void *impl, const char *id, int64_t now)
 	struct sq	*q = impl;
 	int		 r;
 
-	r = sq_done(q->db, sq_prepare(q->db, &r, "UPDATE computers SET "
+	r = sq_done(q, sq_prepare(q, &r, "UPDATE computers SET "
 	    "last_used_ms = ? WHERE id = ?", "is", now, id), &r);
 	return sq_changed(q->db, r);
 }
@@ -429,17 +503,17 @@ sq_computer_delete(void *impl, const char *id)
 	struct sq	*q = impl;
 	int		 r;
 
-	r = sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM bots WHERE "
+	r = sq_done(q, sq_prepare(q, &r, "DELETE FROM bots WHERE "
 	    "computer = ?", "s", id), &r);
 	if (r == 0)
-		r = sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM leases "
+		r = sq_done(q, sq_prepare(q, &r, "DELETE FROM leases "
 		    "WHERE computer = ?", "s", id), &r);
 	/* Its guestd is gone with it, and so are the capabilities. */
 	if (r == 0)
-		r = sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM "
+		r = sq_done(q, sq_prepare(q, &r, "DELETE FROM "
 		    "capabilities WHERE computer = ?", "s", id), &r);
 	if (r == 0) {
-		r = sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM "
+		r = sq_done(q, sq_prepare(q, &r, "DELETE FROM "
 		    "computers WHERE id = ?", "s", id), &r);
 		r = sq_changed(q->db, r);
 	}
@@ -448,9 +522,10 @@ sq_computer_delete(void *impl, const char *id)
 
 /* Collect rows of st into a growing array of size elemsize. */
 static int
-sq_collect(sqlite3 *db, sqlite3_stmt *st, size_t elemsize,
+sq_collect(struct sq *q, sqlite3_stmt *st, size_t elemsize,
     void (*row)(sqlite3_stmt *, void *), void **out, size_t *n)
 {
+	sqlite3	*db = q->db;
 	char	*arr = NULL;
 	size_t	 cnt = 0, cap = 0;
 	int	 rc, r = 0;
@@ -469,7 +544,7 @@ sq_collect(sqlite3 *db, sqlite3_stmt *st, size_t elemsize,
 		arr = NULL;
 		cnt = 0;
 	}
-	sqlite3_finalize(st);
+	sq_release(q, st);
 	*out = arr;
 	*n = cnt;
 	return r;
@@ -490,11 +565,11 @@ sq_computer_list(void *impl, struct store_computer **out, size_t *n)
 
 	*out = NULL;
 	*n = 0;
-	st = sq_prepare(q->db, &r, "SELECT " SQ_COMPUTER_COLS " FROM computers "
+	st = sq_prepare(q, &r, "SELECT " SQ_COMPUTER_COLS " FROM computers "
 	    "ORDER BY created_ms, id", "");
 	if (st == NULL)
 		return r;
-	return sq_collect(q->db, st, sizeof **out, sq_computer_row_v,
+	return sq_collect(q, st, sizeof **out, sq_computer_row_v,
 	    (void **)out, n);
 }
 
@@ -508,11 +583,11 @@ sq_bot_ensure(void *impl, const char *computer, const char *bot,
 	sqlite3_stmt	*st;
 	int		 r, rc;
 
-	r = sq_done(q->db, sq_prepare(q->db, &r, "INSERT OR IGNORE INTO bots "
+	r = sq_done(q, sq_prepare(q, &r, "INSERT OR IGNORE INTO bots "
 	    "(computer, bot) VALUES (?, ?)", "ss", computer, bot), &r);
 	if (r != 0)
 		return r;
-	st = sq_prepare(q->db, &r, "SELECT fence, run_state FROM bots WHERE "
+	st = sq_prepare(q, &r, "SELECT fence, run_state FROM bots WHERE "
 	    "computer = ? AND bot = ?", "ss", computer, bot);
 	if (st == NULL)
 		return r;
@@ -524,7 +599,7 @@ sq_bot_ensure(void *impl, const char *computer, const char *bot,
 		sq_text(st, 1, out->run_state, sizeof out->run_state);
 	} else
 		r = rc == SQLITE_DONE ? ERR_NOT_FOUND : sq_code(q->db, rc);
-	sqlite3_finalize(st);
+	sq_release(q, st);
 	return r;
 }
 
@@ -534,7 +609,7 @@ sq_bot_update(void *impl, const struct store_bot *b)
 	struct sq	*q = impl;
 	int		 r;
 
-	r = sq_done(q->db, sq_prepare(q->db, &r, "UPDATE bots SET fence = ?, "
+	r = sq_done(q, sq_prepare(q, &r, "UPDATE bots SET fence = ?, "
 	    "run_state = ? WHERE computer = ? AND bot = ?", "isss", b->fence,
 	    b->run_state, b->computer, b->bot), &r);
 	return sq_changed(q->db, r);
@@ -570,7 +645,7 @@ sq_lease_one(struct sq *q, sqlite3_stmt *st, int r, struct store_lease *out)
 		sq_lease_row(st, out);
 	else
 		r = rc == SQLITE_DONE ? ERR_NOT_FOUND : sq_code(q->db, rc);
-	sqlite3_finalize(st);
+	sq_release(q, st);
 	return r;
 }
 
@@ -582,7 +657,7 @@ sq_lease_find(void *impl, const char *computer, const char *bot,
 	int		 r;
 	sqlite3_stmt	*st;
 
-	st = sq_prepare(q->db, &r, "SELECT " SQ_LEASE_COLS " FROM leases WHERE "
+	st = sq_prepare(q, &r, "SELECT " SQ_LEASE_COLS " FROM leases WHERE "
 	    "computer = ? AND bot = ? AND kind = ?", "sss", computer, bot, kind);
 	return sq_lease_one(q, st, r, out);
 }
@@ -594,7 +669,7 @@ sq_lease_get(void *impl, const char *id, struct store_lease *out)
 	int		 r;
 	sqlite3_stmt	*st;
 
-	st = sq_prepare(q->db, &r, "SELECT " SQ_LEASE_COLS " FROM leases WHERE "
+	st = sq_prepare(q, &r, "SELECT " SQ_LEASE_COLS " FROM leases WHERE "
 	    "id = ?", "s", id);
 	return sq_lease_one(q, st, r, out);
 }
@@ -605,7 +680,7 @@ sq_lease_put(void *impl, const struct store_lease *l)
 	struct sq	*q = impl;
 	int		 r;
 
-	return sq_done(q->db, sq_prepare(q->db, &r, "INSERT OR REPLACE INTO "
+	return sq_done(q, sq_prepare(q, &r, "INSERT OR REPLACE INTO "
 	    "leases (" SQ_LEASE_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 	    "sssssiii", l->id, l->computer, l->bot, l->kind, l->holder,
 	    l->fence, l->acquired_ms, l->expires_ms), &r);
@@ -617,7 +692,7 @@ sq_lease_delete(void *impl, const char *id)
 	struct sq	*q = impl;
 	int		 r;
 
-	r = sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM leases WHERE "
+	r = sq_done(q, sq_prepare(q, &r, "DELETE FROM leases WHERE "
 	    "id = ?", "s", id), &r);
 	return sq_changed(q->db, r);
 }
@@ -628,7 +703,7 @@ sq_lease_delete_computer(void *impl, const char *computer)
 	struct sq	*q = impl;
 	int		 r;
 
-	return sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM leases WHERE "
+	return sq_done(q, sq_prepare(q, &r, "DELETE FROM leases WHERE "
 	    "computer = ?", "s", computer), &r);
 }
 
@@ -641,7 +716,7 @@ sq_lease_count_live(void *impl, const char *computer, int64_t now,
 	int		 r;
 
 	*n = 0;
-	st = sq_prepare(q->db, &r, "SELECT count(*) FROM leases WHERE "
+	st = sq_prepare(q, &r, "SELECT count(*) FROM leases WHERE "
 	    "computer = ? AND expires_ms > ?", "si", computer, now);
 	if (st == NULL)
 		return r;
@@ -649,7 +724,7 @@ sq_lease_count_live(void *impl, const char *computer, int64_t now,
 		*n = sqlite3_column_int64(st, 0);
 	else
 		r = ERR_STORE;
-	sqlite3_finalize(st);
+	sq_release(q, st);
 	return r;
 }
 
@@ -674,7 +749,7 @@ sq_run_open(void *impl, const char *computer, int64_t now, int64_t *id)
 	struct sq	*q = impl;
 	int		 r;
 
-	r = sq_done(q->db, sq_prepare(q->db, &r, "INSERT INTO computer_runs "
+	r = sq_done(q, sq_prepare(q, &r, "INSERT INTO computer_runs "
 	    "(computer, started_ms) VALUES (?, ?)", "si", computer, now), &r);
 	if (r == 0 && id != NULL)
 		*id = sqlite3_last_insert_rowid(q->db);
@@ -688,7 +763,7 @@ sq_run_current(void *impl, const char *computer, struct store_run *out)
 	sqlite3_stmt	*st;
 	int		 r, rc;
 
-	st = sq_prepare(q->db, &r, "SELECT id, computer, started_ms, ended_ms, "
+	st = sq_prepare(q, &r, "SELECT id, computer, started_ms, ended_ms, "
 	    "end_reason FROM computer_runs WHERE computer = ? AND "
 	    "ended_ms = 0 ORDER BY id DESC LIMIT 1", "s", computer);
 	if (st == NULL)
@@ -697,7 +772,7 @@ sq_run_current(void *impl, const char *computer, struct store_run *out)
 		sq_run_row(st, out);
 	else
 		r = rc == SQLITE_DONE ? ERR_NOT_FOUND : sq_code(q->db, rc);
-	sqlite3_finalize(st);
+	sq_release(q, st);
 	return r;
 }
 
@@ -707,7 +782,7 @@ sq_run_close(void *impl, int64_t id, int64_t now, const char *reason)
 	struct sq	*q = impl;
 	int		 r;
 
-	r = sq_done(q->db, sq_prepare(q->db, &r, "UPDATE computer_runs SET "
+	r = sq_done(q, sq_prepare(q, &r, "UPDATE computer_runs SET "
 	    "ended_ms = ?, end_reason = ? WHERE id = ? AND ended_ms = 0", "isi",
 	    now, reason, id), &r);
 	return sq_changed(q->db, r);
@@ -723,12 +798,12 @@ sq_run_list(void *impl, const char *computer, struct store_run **out,
 
 	*out = NULL;
 	*n = 0;
-	st = sq_prepare(q->db, &r, "SELECT id, computer, started_ms, ended_ms, "
+	st = sq_prepare(q, &r, "SELECT id, computer, started_ms, ended_ms, "
 	    "end_reason FROM computer_runs WHERE computer = ? ORDER BY id", "s",
 	    computer);
 	if (st == NULL)
 		return r;
-	return sq_collect(q->db, st, sizeof **out, sq_run_row, (void **)out,
+	return sq_collect(q, st, sizeof **out, sq_run_row, (void **)out,
 	    n);
 }
 
@@ -756,7 +831,7 @@ sq_event_add(void *impl, struct store_event *e)
 	struct sq	*q = impl;
 	int		 r;
 
-	r = sq_done(q->db, sq_prepare(q->db, &r, "INSERT INTO activity_events "
+	r = sq_done(q, sq_prepare(q, &r, "INSERT INTO activity_events "
 	    "(computer, bot, ts_ms, kind, tool, ok, text) VALUES "
 	    "(?, ?, ?, ?, ?, ?, ?)", "ssissis", e->computer, e->bot, e->ts_ms,
 	    e->kind, e->tool, (int64_t)e->ok, e->text), &r);
@@ -775,12 +850,12 @@ sq_event_list(void *impl, const char *computer, int64_t after, size_t limit,
 
 	*out = NULL;
 	*n = 0;
-	st = sq_prepare(q->db, &r, "SELECT id, computer, bot, ts_ms, kind, "
+	st = sq_prepare(q, &r, "SELECT id, computer, bot, ts_ms, kind, "
 	    "tool, ok, text FROM activity_events WHERE computer = ? AND id > ? "
 	    "ORDER BY id LIMIT ?", "sii", computer, after, (int64_t)limit);
 	if (st == NULL)
 		return r;
-	return sq_collect(q->db, st, sizeof **out, sq_event_row, (void **)out,
+	return sq_collect(q, st, sizeof **out, sq_event_row, (void **)out,
 	    n);
 }
 
@@ -810,7 +885,7 @@ sq_cap_add(void *impl, struct store_cap *c)
 	struct sq	*q = impl;
 	int		 r;
 
-	r = sq_done(q->db, sq_prepare(q->db, &r, "INSERT INTO capabilities "
+	r = sq_done(q, sq_prepare(q, &r, "INSERT INTO capabilities "
 	    "(lease, computer, bot, cap_id, token, created_ms) VALUES "
 	    "(?, ?, ?, ?, ?, ?)", "sssssi", c->lease, c->computer, c->bot,
 	    c->cap_id, c->token, c->created_ms), &r);
@@ -829,11 +904,11 @@ sq_cap_list_lease(void *impl, const char *lease, struct store_cap **out,
 
 	*out = NULL;
 	*n = 0;
-	st = sq_prepare(q->db, &r, "SELECT " SQ_CAP_COLS " FROM capabilities c "
+	st = sq_prepare(q, &r, "SELECT " SQ_CAP_COLS " FROM capabilities c "
 	    "WHERE c.lease = ? ORDER BY c.id", "s", lease);
 	if (st == NULL)
 		return r;
-	return sq_collect(q->db, st, sizeof **out, sq_cap_row, (void **)out,
+	return sq_collect(q, st, sizeof **out, sq_cap_row, (void **)out,
 	    n);
 }
 
@@ -847,12 +922,12 @@ sq_cap_list_dead(void *impl, int64_t now, struct store_cap **out, size_t *n)
 	*out = NULL;
 	*n = 0;
 	/* A replaced lease row is gone: its capabilities are dead too. */
-	st = sq_prepare(q->db, &r, "SELECT " SQ_CAP_COLS " FROM capabilities c "
+	st = sq_prepare(q, &r, "SELECT " SQ_CAP_COLS " FROM capabilities c "
 	    "LEFT JOIN leases l ON l.id = c.lease "
 	    "WHERE l.id IS NULL OR l.expires_ms <= ? ORDER BY c.id", "i", now);
 	if (st == NULL)
 		return r;
-	return sq_collect(q->db, st, sizeof **out, sq_cap_row, (void **)out,
+	return sq_collect(q, st, sizeof **out, sq_cap_row, (void **)out,
 	    n);
 }
 
@@ -862,7 +937,7 @@ sq_cap_delete(void *impl, int64_t id)
 	struct sq	*q = impl;
 	int		 r;
 
-	return sq_done(q->db, sq_prepare(q->db, &r, "DELETE FROM capabilities "
+	return sq_done(q, sq_prepare(q, &r, "DELETE FROM capabilities "
 	    "WHERE id = ?", "i", id), &r);
 }
 
@@ -874,14 +949,14 @@ sq_cap_next_expiry(void *impl, int64_t *at)
 	int		 r, rc;
 
 	*at = 0;
-	st = sq_prepare(q->db, &r, "SELECT coalesce(min(l.expires_ms), 0) "
+	st = sq_prepare(q, &r, "SELECT coalesce(min(l.expires_ms), 0) "
 	    "FROM capabilities c JOIN leases l ON l.id = c.lease", "");
 	if (st == NULL)
 		return r;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*at = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	sq_release(q, st);
 	return rc == SQLITE_ROW ? 0 : sq_code(q->db, rc);
 }
 
