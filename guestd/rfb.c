@@ -16,7 +16,7 @@
  * socket's send buffer (it then waits in 5 s slices, the whole loop with
  * it).  libvncserver listens nowhere and every viewer is a Unix socket:
  * the gateway's, or a socketpair relaying a debug-port TCP connection
- * (see "the debug port").  A viewer is never given more than fits: before
+ * (rfb-debug.c).  A viewer is never given more than fits: before
  * every pump each viewer's free send space (SO_SNDBUF less SIOCOUTQ) is
  * compared with the largest update it could be sent, and a viewer without
  * that room is held (onHold, and out of allFds, or libvncserver spins on
@@ -33,10 +33,6 @@
 #include <sys/types.h>
 
 #include <linux/sockios.h>
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +53,7 @@
 #include "log.h"
 #include "loop.h"
 #include "rfb.h"
+#include "rfb-int.h"
 
 #define RFB_SNDBUF		(8 * 1024 * 1024)
 #define RFB_CLIENT_WAIT_MS	500	/* a half message (none should come) */
@@ -66,12 +63,6 @@
 /* Not named by libvncserver 0.9.14's headers. */
 #define RFB_MSG_CONTINUOUS	150
 #define RFB_MSG_FENCE		248
-/* The debug port's relays (rfb_relay_*). */
-#define RFB_RELAY_CHUNK		(64 * 1024)
-#define RFB_RELAY_IN_MAX	(RFB_MSG_MAX + RFB_RELAY_CHUNK)
-#define RFB_RELAY_BACKLOG	(256 * 1024)	/* output not yet relayed */
-#define RFB_RELAY_SNDBUF	(4 * 1024 * 1024)
-#define RFB_DEBUG_VIEWERS	16	/* per display */
 
 struct rfb_viewer {
 	struct rfb		*r;
@@ -85,40 +76,7 @@ struct rfb_viewer {
 	int			 held;		/* waiting for room */
 };
 
-struct rfb {
-	struct display		*d;
-	struct capture		*cap;
-	rfbScreenInfoPtr	 s;
-	struct loop_timer	*pump;
-	struct loop_fd		*listen_lf;	/* debug port */
-	struct rfb_relay	*relays;	/* its viewers */
-	unsigned		 nrelays;
-	struct rfb		*next;
-};
-
-/* A debug-port viewer: see "the debug port" below. */
-struct rfb_relay {
-	struct rfb		*r;
-	struct loop_fd		*tcp;
-	struct loop_fd		*pair;	/* our end; NULL until the version */
-	int			 pair_sndbuf;
-	int			 closed;	/* freed by the callback's end */
-	struct loop_timer	*kick;	/* rfb_relay_kick */
-	struct rfb_framer	 fr;
-	uint8_t			*in;	/* from the viewer, not yet up */
-	size_t			 inlen, incap;
-	size_t			 cur, curoff;	/* message half written up */
-	uint8_t			 out[RFB_RELAY_CHUNK];	/* to the viewer */
-	size_t			 outlen, outoff;
-	size_t			 skip;	/* libvncserver's version, sent */
-	struct rfb_relay	*next;
-};
-
 static struct rfb	*rfb_list;
-static int		 rfb_debug_on;
-static int		 rfb_debug_control;
-static in_addr_t	 rfb_debug_addr;
-static int		 rfb_debug_base = 5900;
 static int		 rfb_log_set;
 
 /* Set while rfbNewClient runs: who the new viewer belongs to. */
@@ -153,25 +111,6 @@ rfb_log_err(const char *fmt, ...)
 	while (n > 0 && buf[n - 1] == '\n')
 		buf[--n] = '\0';
 	log_debug("rfb.lib", "msg=%s", log_quote(q, sizeof q, buf));
-}
-
-/* ---- settings ------------------------------------------------------------ */
-
-int
-rfb_set_debug(const char *addr, int base, int control)
-{
-	struct in_addr	in;
-
-	if (addr == NULL || inet_pton(AF_INET, addr, &in) != 1 ||
-	    (ntohl(in.s_addr) >> 24) != 127)
-		return ERR_CONFIG;
-	if (base < 1 || base > 65535)
-		return ERR_CONFIG;
-	rfb_debug_on = 1;
-	rfb_debug_addr = in.s_addr;
-	rfb_debug_base = base;
-	rfb_debug_control = control ? 1 : 0;
-	return 0;
 }
 
 /* ---- send room ----------------------------------------------------------- */
@@ -629,429 +568,6 @@ rfb_new_client(rfbClientPtr cl)
 	return RFB_CLIENT_ACCEPT;
 }
 
-/* ---- the debug port ------------------------------------------------------ */
-
-/*
- * Debug viewers come over TCP, which libvncserver must not serve itself:
- * it would block the loop writing to a viewer that stopped reading, and
- * reading the rest of a half message.  So guestd accepts them, and each
- * connection is relayed to a socketpair whose other end libvncserver
- * serves like a gateway viewer's, gated (rfb_gate):
- *
- *   viewer --tcp--> [in] --framer--> whole messages --> pair
- *   viewer <--tcp-- [out: one chunk] <----------------- pair
- *
- * One chunk at most waits for the viewer: while it does not read, neither
- * do we, so libvncserver's end fills and the gate holds it.  Upwards,
- * whole messages only, none while the viewer's output is backed up or our
- * end lacks room for a whole one, and reading the viewer stops meanwhile.
- */
-static void
-rfb_relay_close(struct rfb_relay *rl)
-{
-	struct rfb_relay	**pp;
-
-	if (rl->closed)
-		return;
-	rl->closed = 1;
-	loop_timer_cancel(rl->kick);
-	rl->kick = NULL;
-	loop_fd_close(rl->tcp);
-	rl->tcp = NULL;
-	/* libvncserver sees EOF and drops the viewer (rfb_client_gone). */
-	loop_fd_close(rl->pair);
-	rl->pair = NULL;
-	for (pp = &rl->r->relays; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == rl) {
-			*pp = rl->next;
-			rl->r->nrelays--;
-			break;
-		}
-	}
-}
-
-/* The callbacks' last step: free rl once closed, never inside the work. */
-static void
-rfb_relay_reap(struct rfb_relay *rl)
-{
-	if (!rl->closed)
-		return;
-	free(rl->in);
-	free(rl);
-}
-
-/*
- * Whether the next message may go up: libvncserver's output is not backed
- * up (a viewer that does not read has its requests wait in its own
- * socket), and our end of the pair has room for a whole message, so
- * libvncserver never reads half of one.  *blocked is set when not.
- */
-static int
-rfb_relay_may_send(struct rfb_relay *rl, int *blocked)
-{
-	int	fd = loop_fd_get(rl->pair), n = 0, q = 0;
-
-	if (ioctl(fd, FIONREAD, &n) == 0 && n > RFB_RELAY_BACKLOG) {
-		/* rfb_relay_down calls us again once it read. */
-		*blocked = 1;
-		return 0;
-	}
-	if (ioctl(fd, SIOCOUTQ, &q) == 0 && q > rl->pair_sndbuf / 4) {
-		/* Writable again at a quarter (unix_writable). */
-		loop_fd_want_write(rl->pair);
-		*blocked = 1;
-		return 0;
-	}
-	return 1;
-}
-
-/* Hand what the viewer sent up, whole messages only. */
-static void
-rfb_relay_up(struct rfb_relay *rl)
-{
-	size_t	used = 0;
-	ssize_t	len, n;
-	int	type, blocked = 0;
-
-	if (rl->pair == NULL)
-		return;
-	while (used < rl->inlen) {
-		if (rl->cur == 0) {
-			if (!rfb_relay_may_send(rl, &blocked))
-				break;
-			len = rfb_frame_next(&rl->fr, rl->in + used,
-			    rl->inlen - used, &type);
-			if (len == 0)
-				break;
-			if (len < 0) {
-				log_debug("rfb.debug_dropped", "slot=%d "
-				    "reason=%s", display_slot(rl->r->d),
-				    len == ERR_TOO_LARGE ? "message_too_large" :
-				    "protocol_error");
-				rfb_relay_close(rl);
-				return;
-			}
-			if (!rfb_debug_control && rfb_msg_is_input(type)) {
-				used += (size_t)len;
-				continue;
-			}
-			rl->cur = (size_t)len;
-			rl->curoff = 0;
-		}
-		n = write(loop_fd_get(rl->pair), rl->in + used + rl->curoff,
-		    rl->cur - rl->curoff);
-		if (n > 0) {
-			rl->curoff += (size_t)n;
-			if (rl->curoff == rl->cur) {
-				used += rl->cur;
-				rl->cur = 0;
-			}
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			loop_fd_want_write(rl->pair);
-			blocked = 1;
-			break;
-		}
-		rfb_relay_close(rl);
-		return;
-	}
-	if (used > 0) {
-		memmove(rl->in, rl->in + used, rl->inlen - used);
-		rl->inlen -= used;
-	}
-	loop_fd_want_read(rl->tcp, !blocked && rl->inlen < RFB_RELAY_IN_MAX);
-}
-
-/* Hand libvncserver's bytes to the viewer, one chunk at a time. */
-static void
-rfb_relay_down(struct rfb_relay *rl)
-{
-	ssize_t	n;
-	size_t	k;
-	int	got = 0;
-
-	for (;;) {
-		if (rl->outoff < rl->outlen) {
-			n = write(loop_fd_get(rl->tcp), rl->out + rl->outoff,
-			    rl->outlen - rl->outoff);
-			if (n > 0) {
-				rl->outoff += (size_t)n;
-				continue;
-			}
-			if (n == -1 && errno == EINTR)
-				continue;
-			if (n == -1 && (errno == EAGAIN ||
-			    errno == EWOULDBLOCK)) {
-				loop_fd_want_write(rl->tcp);
-				if (rl->pair != NULL)
-					loop_fd_want_read(rl->pair, 0);
-				break;
-			}
-			rfb_relay_close(rl);
-			return;
-		}
-		rl->outoff = rl->outlen = 0;
-		if (rl->pair == NULL)
-			break;
-		n = read(loop_fd_get(rl->pair), rl->out, sizeof rl->out);
-		if (n > 0) {
-			got = 1;
-			/* libvncserver's version went out on accept. */
-			k = rl->skip < (size_t)n ? rl->skip : (size_t)n;
-			rl->skip -= k;
-			memmove(rl->out, rl->out + k, (size_t)n - k);
-			rl->outlen = (size_t)n - k;
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			loop_fd_want_read(rl->pair, 1);
-			break;
-		}
-		/* libvncserver dropped the viewer. */
-		rfb_relay_close(rl);
-		return;
-	}
-	if (got)
-		rfb_relay_up(rl);
-}
-
-/* Minor version of a ProtocolVersion "RFB 003.xxx\n", else -1. */
-static int
-rfb_version_minor(const uint8_t *p)
-{
-	int	i, minor = 0;
-
-	if (memcmp(p, "RFB 003.", 8) != 0 || p[RFB_VERSION_LEN - 1] != '\n')
-		return -1;
-	for (i = 8; i < RFB_VERSION_LEN - 1; i++) {
-		if (p[i] < '0' || p[i] > '9')
-			return -1;
-		minor = minor * 10 + (p[i] - '0');
-	}
-	return minor;
-}
-
-static void	rfb_relay_pair_cb(struct loop_fd *, int, void *);
-
-/*
- * The viewer's ProtocolVersion came: pre-feed it into a new socketpair
- * (so rfbNewClient need not sniff 100 ms for a websocket) and hand the
- * other end to libvncserver.  What the viewer sends next depends on the
- * version as libvncserver sees it: 3.3 has no security type to choose.
- */
-static int
-rfb_relay_version(struct rfb_relay *rl)
-{
-	socklen_t	len = sizeof rl->pair_sndbuf;
-	int		sv[2], minor, sz = RFB_RELAY_SNDBUF;
-
-	if ((minor = rfb_version_minor(rl->in)) < 0)
-		return ERR_PROTOCOL;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
-		return ERR_IO;
-	(void)setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
-	if (getsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &rl->pair_sndbuf,
-	    &len) != 0)
-		rl->pair_sndbuf = 0;
-	if (write(sv[0], rl->in, RFB_VERSION_LEN) != RFB_VERSION_LEN) {
-		close(sv[0]);
-		close(sv[1]);
-		return ERR_IO;
-	}
-	if ((rl->pair = loop_fd_add(sv[0], rfb_relay_pair_cb, rl)) == NULL) {
-		close(sv[1]);
-		return ERR_IO;
-	}
-	rl->fr.phase = minor < 7 ? RFB_PHASE_INIT : RFB_PHASE_SECURITY;
-	memmove(rl->in, rl->in + RFB_VERSION_LEN, rl->inlen - RFB_VERSION_LEN);
-	rl->inlen -= RFB_VERSION_LEN;
-	/* No owner: no capability revokes it; closing rl drops it. */
-	return rfb_add_viewer(rl->r->d, sv[1], rfb_debug_control, NULL);
-}
-
-static void
-rfb_relay_read(struct rfb_relay *rl)
-{
-	size_t	want = RFB_RELAY_IN_MAX - rl->inlen;
-	ssize_t	n;
-
-	if (want > RFB_RELAY_CHUNK)
-		want = RFB_RELAY_CHUNK;
-	if (want == 0 || rl->cur > 0) {
-		loop_fd_want_read(rl->tcp, 0);
-		return;
-	}
-	if (rl->incap - rl->inlen < want) {
-		/* Doubling, up to the largest message and a chunk. */
-		rl->incap = rl->inlen + want > 2 * rl->incap ?
-		    rl->inlen + want : 2 * rl->incap;
-		if (rl->incap > RFB_RELAY_IN_MAX)
-			rl->incap = RFB_RELAY_IN_MAX;
-		rl->in = xrealloc(rl->in, rl->incap);
-	}
-	n = read(loop_fd_get(rl->tcp), rl->in + rl->inlen, want);
-	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-	    errno == EINTR))
-		return;
-	if (n <= 0) {
-		rfb_relay_close(rl);
-		return;
-	}
-	rl->inlen += (size_t)n;
-	if (rl->pair == NULL) {
-		if (rl->inlen < RFB_VERSION_LEN)
-			return;
-		if (rfb_relay_version(rl) != 0) {
-			rfb_relay_close(rl);
-			return;
-		}
-	}
-	rfb_relay_up(rl);
-}
-
-static void
-rfb_relay_kick_cb(void *arg)
-{
-	struct rfb_relay	*rl = arg;
-
-	rl->kick = NULL;
-	rfb_relay_down(rl);
-	if (!rl->closed)
-		rfb_relay_up(rl);
-	rfb_relay_reap(rl);
-}
-
-/*
- * A socket of rl became writable: move bytes on the next loop turn.  lws
- * clears POLLOUT after its writeable callback returns, so asking for it
- * again from inside (when a write stops short once more) would be lost.
- */
-static void
-rfb_relay_kick(struct rfb_relay *rl)
-{
-	if (rl->kick == NULL)
-		rl->kick = loop_timer_add(0, rfb_relay_kick_cb, rl);
-}
-
-static void
-rfb_relay_tcp_cb(struct loop_fd *lf, int events, void *arg)
-{
-	struct rfb_relay	*rl = arg;
-
-	(void)lf;
-	if (events & LOOP_HUP)
-		rfb_relay_close(rl);
-	if (!rl->closed && (events & LOOP_WRITE))
-		rfb_relay_kick(rl);
-	if (!rl->closed && (events & LOOP_READ))
-		rfb_relay_read(rl);
-	rfb_relay_reap(rl);
-}
-
-static void
-rfb_relay_pair_cb(struct loop_fd *lf, int events, void *arg)
-{
-	struct rfb_relay	*rl = arg;
-
-	(void)lf;
-	if (events & LOOP_HUP) {
-		/* Pass on what is left (a failure reason) if it fits. */
-		rfb_relay_down(rl);
-		rfb_relay_close(rl);
-	}
-	if (!rl->closed && (events & LOOP_WRITE))
-		rfb_relay_kick(rl);
-	if (!rl->closed && (events & LOOP_READ))
-		rfb_relay_down(rl);
-	rfb_relay_reap(rl);
-}
-
-static void
-rfb_relay_new(struct rfb *r, int fd)
-{
-	struct rfb_relay	*rl;
-	int			 one = 1;
-
-	if (r->nrelays >= RFB_DEBUG_VIEWERS) {
-		log_warn("rfb.debug_refused", "slot=%d reason=too_many",
-		    display_slot(r->d));
-		close(fd);
-		return;
-	}
-	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	rl = xcalloc(1, sizeof *rl);
-	rl->r = r;
-	if ((rl->tcp = loop_fd_add(fd, rfb_relay_tcp_cb, rl)) == NULL) {
-		free(rl);
-		return;
-	}
-	rl->next = r->relays;
-	r->relays = rl;
-	r->nrelays++;
-	/* The server speaks first; libvncserver's copy is dropped. */
-	rl->outlen = (size_t)snprintf((char *)rl->out, sizeof rl->out,
-	    rfbProtocolVersionFormat, rfbProtocolMajorVersion,
-	    rfbProtocolMinorVersion);
-	rl->skip = rl->outlen;
-	rfb_relay_down(rl);
-	rfb_relay_reap(rl);
-}
-
-static void
-rfb_listen_cb(struct loop_fd *lf, int events, void *arg)
-{
-	struct rfb	*r = arg;
-	int		 fd;
-
-	if (events & LOOP_HUP) {
-		r->listen_lf = NULL;
-		return;
-	}
-	while ((fd = accept4(loop_fd_get(lf), NULL, NULL,
-	    SOCK_NONBLOCK | SOCK_CLOEXEC)) != -1)
-		rfb_relay_new(r, fd);
-}
-
-static void
-rfb_debug_listen(struct rfb *r)
-{
-	struct sockaddr_in	sin;
-	char			a[INET_ADDRSTRLEN];
-	int			fd, one = 1, port, e;
-
-	port = rfb_debug_base + display_slot(r->d);
-	inet_ntop(AF_INET, &rfb_debug_addr, a, sizeof a);
-	if (port > 65535)
-		return;
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = rfb_debug_addr;
-	sin.sin_port = htons((uint16_t)port);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd != -1 && (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
-	    sizeof one) == -1 || bind(fd, (struct sockaddr *)&sin,
-	    sizeof sin) == -1 || listen(fd, 16) == -1)) {
-		e = errno;
-		close(fd);
-		fd = -1;
-		errno = e;
-	}
-	if (fd == -1 || (r->listen_lf = loop_fd_add(fd, rfb_listen_cb,
-	    r)) == NULL) {
-		log_warn("rfb.debug_listen_failed", "addr=%s port=%d "
-		    "error=\"%s\"", a, port, fd == -1 ? strerror(errno) :
-		    "cannot adopt");
-		return;
-	}
-	log_info("rfb.debug_listening", "addr=%s port=%d slot=%d", a, port,
-	    display_slot(r->d));
-}
-
 /* ---- screens ------------------------------------------------------------- */
 
 static struct rfb *
@@ -1126,7 +642,7 @@ rfb_screen(struct display *d, struct rfb **out)
 	r->s->setXCutText = rfb_cut_text;
 	r->s->setXCutTextUTF8 = rfb_cut_text;
 	rfbInitServer(r->s);	/* no listener: port 0 */
-	if (rfb_debug_on)
+	if (rfb_debug_on())
 		rfb_debug_listen(r);
 	capture_set_damage_cb(cap, rfb_damage, r);
 	capture_set_cursor_cb(cap, rfb_cursor_changed, r);
@@ -1142,15 +658,14 @@ rfb_display_ready(struct display *d)
 {
 	struct rfb	*r;
 
-	if (rfb_debug_on)
+	if (rfb_debug_on())
 		(void)rfb_screen(d, &r);
 }
 
 void
 rfb_display_closing(struct display *d)
 {
-	struct rfb		*r, **pp;
-	struct rfb_relay	*rl;
+	struct rfb	*r, **pp;
 
 	for (pp = &rfb_list; (r = *pp) != NULL; pp = &r->next) {
 		if (r->d == d)
@@ -1164,11 +679,7 @@ rfb_display_closing(struct display *d)
 		capture_set_cursor_cb(r->cap, NULL, NULL);
 	}
 	loop_timer_cancel(r->pump);
-	loop_fd_close(r->listen_lf);
-	while ((rl = r->relays) != NULL) {
-		rfb_relay_close(rl);
-		rfb_relay_reap(rl);
-	}
+	rfb_debug_close(r);
 	/* Closes every viewer socket (the peers see EOF at once) and frees
 	 * the clients through rfb_client_gone. */
 	rfbShutdownServer(r->s, TRUE);

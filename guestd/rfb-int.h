@@ -1,0 +1,40 @@
+/*
+ * What the files of the rfb family share and nobody else sees: rfb.c
+ * (screens, viewers, the send-room gate, the client message framer) and
+ * rfb-debug.c (the debug port: a loopback listener per display and the
+ * relays that bring its TCP viewers into the gate).  Other modules use
+ * rfb.h.
+ */
+#ifndef GUESTD_RFB_INT_H
+#define GUESTD_RFB_INT_H
+
+#include <rfb/rfb.h>
+
+struct capture;
+struct display;
+struct loop_fd;
+struct loop_timer;
+struct rfb_relay;
+
+/* One per display with a screen. */
+struct rfb {
+	struct display		*d;
+	struct capture		*cap;
+	rfbScreenInfoPtr	 s;
+	struct loop_timer	*pump;
+	struct loop_fd		*listen_lf;	/* debug port */
+	struct rfb_relay	*relays;	/* its viewers */
+	unsigned		 nrelays;
+	struct rfb		*next;
+};
+
+/* ---- rfb-debug.c --------------------------------------------------------- */
+
+/* Whether rfb_set_debug turned the debug port on. */
+int	 rfb_debug_on(void);
+/* Listen on r's debug port (a warning logged when that fails). */
+void	 rfb_debug_listen(struct rfb *r);
+/* Stop listening and drop r's debug viewers; before r's screen goes. */
+void	 rfb_debug_close(struct rfb *r);
+
+#endif
