@@ -499,9 +499,14 @@ api_activity(struct api_ctx *x, const char *id)
 			api_error(x, r, NULL);
 			return;
 		}
-		/* Nobody to answer: free the request's slot now. */
+		/*
+		 * Nobody to answer: free the request's slot now.  Outside a
+		 * task (a caller without serve's loop) there is no waiting:
+		 * answer with what there is rather than spin.
+		 */
 		if (n > 0 || store_now_ms() >= deadline ||
-		    (x->q->peer_gone != NULL && *x->q->peer_gone))
+		    (x->q->peer_gone != NULL && *x->q->peer_gone) ||
+		    task_self() == NULL)
 			break;
 		free(ev);
 		if (!waited)
