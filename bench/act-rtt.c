@@ -30,6 +30,7 @@
 #include <libwebsockets.h>
 
 #include "err.h"
+#include "timing.h"
 #include "guest-client.h"
 #include "token.h"
 
@@ -39,15 +40,6 @@ struct art_call {
 	int	 done;
 	json_t	*reply;
 };
-
-static double
-art_now_us(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 static void
 art_reply(struct gclient *c, uint32_t id, json_t *msg, void *arg)
@@ -72,13 +64,13 @@ art_act(struct gclient *c, const char *bot, json_t *actions)
 	args = json_pack("{s:s,s:o}", "bot", bot, "actions", actions);
 	if (args == NULL)
 		return ERR_NOMEM;
-	t0 = art_now_us();
+	t0 = bench_now_us();
 	if (gclient_request(c, "display.act", args, art_reply, NULL,
 	    &ac) == 0)
 		return ERR_PEER_GONE;
 	if ((r = gclient_run(c, &ac.done, 60000)) != 0)
 		return r;
-	us = art_now_us() - t0;
+	us = bench_now_us() - t0;
 	if (!json_is_true(json_object_get(ac.reply, "ok"))) {
 		gclient_reply_error(ac.reply, err, sizeof err);
 		printf("error %s\n", err);

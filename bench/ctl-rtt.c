@@ -28,6 +28,7 @@
 #include <libwebsockets.h>
 
 #include "err.h"
+#include "timing.h"
 #include "guest-client.h"
 #include "token.h"
 
@@ -38,26 +39,9 @@ struct hc {
 };
 
 static double
-now_us(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int
-dcmp(const void *a, const void *b)
-{
-	double	 x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
 median(double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof *v, dcmp);
+	bench_sort(v, (size_t)n);
 	return v[n / 2];
 }
 
@@ -171,18 +155,18 @@ overhead(char **argv)
 	snprintf(body, sizeof body, "{\"computer\":\"%s\",\"bot\":\"bench\","
 	    "\"since_frame\":%lld}", argv[6], frame);
 	for (i = 0; i < n; i++) {
-		t0 = now_us();
+		t0 = bench_now_us();
 		if (gclient_call(c, "display.observe", json_pack("{s:s, s:I}",
 		    "bot", "bench", "since_frame", (json_int_t)frame), &res,
 		    err, sizeof err) != 0)
 			return 1;
 		json_decref(res);
-		d[i] = now_us() - t0;
-		t0 = now_us();
+		d[i] = bench_now_us() - t0;
+		t0 = bench_now_us();
 		if (hc_req(&h, "POST", "/v1/tools/computer_observe", body,
 		    NULL) != 200)
 			return 1;
-		v[i] = now_us() - t0;
+		v[i] = bench_now_us() - t0;
 	}
 	report("guestd display.observe unchanged", d, n, &md);
 	report("controller computer_observe unch.", v, n, &mv);
@@ -191,16 +175,16 @@ overhead(char **argv)
 	snprintf(body, sizeof body, "{\"computer\":\"%s\",\"bot\":\"bench\","
 	    "\"command\":\"true\"}", argv[6]);
 	for (i = 0; i < n; i++) {
-		t0 = now_us();
+		t0 = bench_now_us();
 		if (gclient_call(c, "exec", json_pack("{s:s}", "command",
 		    "true"), &res, err, sizeof err) != 0)
 			return 1;
 		json_decref(res);
-		d[i] = now_us() - t0;
-		t0 = now_us();
+		d[i] = bench_now_us() - t0;
+		t0 = bench_now_us();
 		if (hc_req(&h, "POST", "/v1/tools/shell", body, NULL) != 200)
 			return 1;
-		v[i] = now_us() - t0;
+		v[i] = bench_now_us() - t0;
 	}
 	report("guestd exec `true`", d, n, &me);
 	report("controller shell `true`", v, n, &ms);
@@ -223,7 +207,7 @@ lease(char **argv)
 		return 2;
 	snprintf(body, sizeof body, "{\"computer\":\"%s\",\"bot\":\"%s\","
 	    "\"holder\":\"bench\"}", argv[4], argv[5]);
-	t0 = now_us();
+	t0 = bench_now_us();
 	for (i = 0; i < n; i++) {
 		if (hc_req(&h, "POST", "/v1/leases", body, &res) != 201)
 			return 1;
@@ -233,7 +217,7 @@ lease(char **argv)
 		if (hc_req(&h, "DELETE", path, NULL, NULL) != 200)
 			return 1;
 	}
-	t1 = now_us();
+	t1 = bench_now_us();
 	printf("lease %s: %d acquire+release in %.3fs (%.0f pairs/s)\n",
 	    argv[5], n, (t1 - t0) / 1e6, n / ((t1 - t0) / 1e6));
 	return 0;
@@ -262,11 +246,11 @@ actor_run(void *arg)
 		    "\"bot%d\",\"action\":{\"type\":\"move\",\"x\":%d,"
 		    "\"y\":%d}}", a->argv[4], a->bot, 10 + i % 300,
 		    10 + a->bot);
-		t0 = now_us();
+		t0 = bench_now_us();
 		if (hc_req(h, "POST", "/v1/tools/computer_act", body, NULL) !=
 		    200)
 			return NULL;
-		a->lat[i] = now_us() - t0;
+		a->lat[i] = bench_now_us() - t0;
 	}
 	a->ok = 1;
 	close(h->fd);
@@ -301,12 +285,12 @@ act(char **argv)
 		a[i].n = n;
 		a[i].ok = 0;
 	}
-	t0 = now_us();
+	t0 = bench_now_us();
 	for (i = 0; i < nb; i++)
 		pthread_create(&a[i].t, NULL, actor_run, &a[i]);
 	for (i = 0; i < nb; i++)
 		pthread_join(a[i].t, NULL);
-	t1 = now_us();
+	t1 = bench_now_us();
 	for (i = 0; i < nb; i++) {
 		if (!a[i].ok)
 			return 1;

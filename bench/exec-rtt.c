@@ -18,32 +18,16 @@
 #include <libwebsockets.h>
 
 #include "err.h"
+#include "timing.h"
 #include "guest-client.h"
 #include "token.h"
 
 extern char **environ;
 
-static double
-now_us(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double	x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static void
 report(const char *what, double *v, int n, double *median)
 {
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	bench_sort(v, (size_t)n);
 	*median = v[n / 2];
 	printf("%-28s n=%d median=%.0fus p90=%.0fus min=%.0fus\n", what, n,
 	    v[n / 2], v[(n * 9) / 10], v[0]);
@@ -84,7 +68,7 @@ main(int argc, char **argv)
 	guest = calloc((size_t)n, sizeof *guest);
 	local = calloc((size_t)n, sizeof *local);
 	for (i = 0; i < n; i++) {
-		t0 = now_us();
+		t0 = bench_now_us();
 		r = gclient_call(c, "exec", json_pack("{s:s}", "command",
 		    "true"), &res, err, sizeof err);
 		if (r != 0) {
@@ -92,14 +76,14 @@ main(int argc, char **argv)
 			return 1;
 		}
 		json_decref(res);
-		guest[i] = now_us() - t0;
+		guest[i] = bench_now_us() - t0;
 	}
 	for (i = 0; i < n; i++) {
-		t0 = now_us();
+		t0 = bench_now_us();
 		if (posix_spawn(&pid, "/bin/bash", NULL, NULL, bash_argv,
 		    environ) != 0 || waitpid(pid, &st, 0) != pid)
 			return 1;
-		local[i] = now_us() - t0;
+		local[i] = bench_now_us() - t0;
 	}
 	report("guestd exec `true`", guest, n, &mg);
 	report("local spawn `bash -c true`", local, n, &ml);

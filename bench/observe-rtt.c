@@ -27,6 +27,7 @@
 #include <libwebsockets.h>
 
 #include "err.h"
+#include "timing.h"
 #include "guest-client.h"
 #include "token.h"
 
@@ -42,23 +43,6 @@ struct ort {
 	FILE		*paint_in;
 	FILE		*paint_out;
 };
-
-static double
-ort_now_us(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int
-ort_cmp(const void *a, const void *b)
-{
-	double	x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 static void
 ort_reply(struct gclient *c, uint32_t id, json_t *msg, void *arg)
@@ -92,13 +76,13 @@ ort_observe(struct ort *o, json_t *args, double *us, size_t *bytes,
 
 	memset(&oc, 0, sizeof oc);
 	json_object_set_new(args, "bot", json_string(o->bot));
-	t0 = ort_now_us();
+	t0 = bench_now_us();
 	if (gclient_request(o->c, "display.observe", args, ort_reply,
 	    ort_data, &oc) == 0)
 		return ERR_PEER_GONE;
 	if ((r = gclient_run(o->c, &oc.done, 30000)) != 0)
 		return r;
-	*us = ort_now_us() - t0;
+	*us = bench_now_us() - t0;
 	if (!json_is_true(json_object_get(oc.reply, "ok"))) {
 		r = gclient_reply_error(oc.reply, err, sizeof err);
 		fprintf(stderr, "observe: %s\n", err);
@@ -144,7 +128,7 @@ ort_report(const char *what, double *v, size_t *b, int n, int changed)
 {
 	size_t	i, j, t;
 
-	qsort(v, (size_t)n, sizeof *v, ort_cmp);
+	bench_sort(v, (size_t)n);
 	/* Bytes sorted on their own: a median of sizes, not of times. */
 	for (i = 1; i < (size_t)n; i++)
 		for (j = i; j > 0 && b[j - 1] > b[j]; j--) {

@@ -18,30 +18,14 @@
 #include <libwebsockets.h>
 
 #include "err.h"
+#include "timing.h"
 #include "guest-client.h"
 #include "token.h"
 
 static double
-now_us(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double	x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double
 report(const char *what, double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	bench_sort(v, (size_t)n);
 	printf("%-24s n=%d median=%.0fus p90=%.0fus min=%.0fus\n", what, n,
 	    v[n / 2], v[(n * 9) / 10], v[0]);
 	return v[n / 2];
@@ -83,13 +67,13 @@ main(int argc, char **argv)
 	if (snap == NULL || act == NULL)
 		return 1;
 	for (k = 0; k < n; k++) {
-		t0 = now_us();
+		t0 = bench_now_us();
 		if (gclient_call(c, "page.snapshot", json_pack("{s:s}", "bot",
 		    bot), &res, err, sizeof err) != 0) {
 			fprintf(stderr, "page.snapshot: %s\n", err);
 			return 1;
 		}
-		snap[k] = now_us() - t0;
+		snap[k] = bench_now_us() - t0;
 		/* Click the same button the baseline clicks: the 501st. */
 		json_array_foreach(json_object_get(res, "elements"), i, el) {
 			if (strcmp(json_string_value(json_object_get(el,
@@ -107,14 +91,14 @@ main(int argc, char **argv)
 		return 1;
 	}
 	for (k = 0; k < n; k++) {
-		t0 = now_us();
+		t0 = bench_now_us();
 		if (gclient_call(c, "page.act", json_pack("{s:s,s:[{s:s,s:s}]}",
 		    "bot", bot, "steps", "kind", "click", "ref", ref), &res,
 		    err, sizeof err) != 0) {
 			fprintf(stderr, "page.act: %s\n", err);
 			return 1;
 		}
-		act[k] = now_us() - t0;
+		act[k] = bench_now_us() - t0;
 		json_decref(res);
 	}
 	ms = report("guestd page.snapshot", snap, n);
