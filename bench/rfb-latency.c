@@ -38,6 +38,8 @@
 #include <X11/Xutil.h>
 #include <libwebsockets.h>
 
+#include "../tests/rfbwire.h"
+
 #define RL_TIMEOUT_US	(10 * 1000000ULL)
 #define RL_MAX_PAINTS	100000
 #define RL_MAX_PHASES	8
@@ -253,37 +255,12 @@ rl_need(size_t n)
 	return p;
 }
 
-static uint32_t
-rl_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
-static unsigned
-rl_be16(const uint8_t *p)
-{
-	return (unsigned)p[0] << 8 | p[1];
-}
-
-static void
-rl_put16(uint8_t *p, unsigned v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 static void
 rl_request(int inc)
 {
 	uint8_t	m[10];
 
-	m[0] = 3;
-	m[1] = (uint8_t)inc;
-	rl_put16(m + 2, 0);
-	rl_put16(m + 4, 0);
-	rl_put16(m + 6, (unsigned)R.w);
-	rl_put16(m + 8, (unsigned)R.h);
+	rfbwire_update_request(m, inc, R.w, R.h);
 	rl_send(m, sizeof m);
 }
 
@@ -291,7 +268,9 @@ static void
 rl_handshake(void)
 {
 	const uint8_t	*p;
-	uint8_t		 m[20], enc[12];
+	static const int32_t encs[] = { RFBWIRE_ENC_RAW,
+	    RFBWIRE_ENC_DESKTOP_SIZE };
+	uint8_t		 m[20], enc[4 + 8 * 4];
 	unsigned	 n, i;
 
 	p = rl_need(12);
@@ -306,30 +285,17 @@ rl_handshake(void)
 		rl_die("no-security-none");
 	m[0] = 1;
 	rl_send(m, 1);
-	if (rl_be32(rl_need(4)) != 0)
+	if (rfbwire_be32(rl_need(4)) != 0)
 		rl_die("security-failed");
 	m[0] = 1;	/* shared */
 	rl_send(m, 1);
 	p = rl_need(24);
-	R.w = (int)rl_be16(p);
-	R.h = (int)rl_be16(p + 2);
-	(void)rl_need(rl_be32(p + 20));
-	memset(m, 0, sizeof m);
-	m[0] = 0;		/* SetPixelFormat: 32 bpp, depth 24, LE */
-	m[4] = 32;
-	m[5] = 24;
-	m[7] = 1;
-	rl_put16(m + 8, 255);
-	rl_put16(m + 10, 255);
-	rl_put16(m + 12, 255);
-	m[14] = 16;
-	m[15] = 8;
+	R.w = (int)rfbwire_be16(p);
+	R.h = (int)rfbwire_be16(p + 2);
+	(void)rl_need(rfbwire_be32(p + 20));
+	rfbwire_pixel_format(m);
 	rl_send(m, 20);
-	memset(enc, 0, sizeof enc);
-	enc[0] = 2;		/* SetEncodings: Raw, DesktopSize */
-	rl_put16(enc + 2, 2);
-	enc[8] = 0xff; enc[9] = 0xff; enc[10] = 0xff; enc[11] = 0x21;
-	rl_send(enc, 12);
+	rl_send(enc, rfbwire_encodings(enc, encs, 2));
 }
 
 /*
@@ -354,27 +320,27 @@ rl_message(uint64_t deadline, long *seq)
 		return 0;
 	case 3:
 		p = rl_need(7);
-		(void)rl_need(rl_be32(p + 3));
+		(void)rl_need(rfbwire_be32(p + 3));
 		return 0;
 	default:
 		rl_die("unexpected-message");
 	}
 	p = rl_need(3);
-	n = rl_be16(p + 1);
+	n = rfbwire_be16(p + 1);
 	cx = (unsigned)(R.rx_ + R.rw / 2);
 	cy = (unsigned)(R.ry + R.rh / 2);
 	for (i = 0; i < n; i++) {
 		p = rl_need(12);
-		x = rl_be16(p);
-		y = rl_be16(p + 2);
-		w = rl_be16(p + 4);
-		h = rl_be16(p + 6);
-		if ((int32_t)rl_be32(p + 8) == -223) {
+		x = rfbwire_be16(p);
+		y = rfbwire_be16(p + 2);
+		w = rfbwire_be16(p + 4);
+		h = rfbwire_be16(p + 6);
+		if ((int32_t)rfbwire_be32(p + 8) == RFBWIRE_ENC_DESKTOP_SIZE) {
 			R.w = (int)w;
 			R.h = (int)h;
 			continue;
 		}
-		if (rl_be32(p + 8) != 0)
+		if (rfbwire_be32(p + 8) != 0)
 			rl_die("unexpected-encoding");
 		for (row = 0; row < h; row++) {
 			p = rl_need((size_t)w * 4);

@@ -39,6 +39,8 @@
 
 #include <libwebsockets.h>
 
+#include "../rfbwire.h"
+
 #define RP_TIMEOUT_MS	10000
 
 static struct {
@@ -193,40 +195,13 @@ rp_need(size_t n)
 	return p;
 }
 
-static uint32_t
-rp_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
-static unsigned
-rp_be16(const uint8_t *p)
-{
-	return (unsigned)p[0] << 8 | p[1];
-}
-
-static void
-rp_put16(uint8_t *p, unsigned v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void
-rp_put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 static void
 rp_handshake(int cursor)
 {
 	const uint8_t	*p;
-	uint8_t		 m[20], enc[4 + 3 * 4];
+	static const int32_t encs[] = { RFBWIRE_ENC_RAW,
+	    RFBWIRE_ENC_DESKTOP_SIZE, RFBWIRE_ENC_RICH_CURSOR };
+	uint8_t		 m[20], enc[4 + 8 * 4];
 	unsigned	 n, i;
 	uint32_t	 namelen;
 
@@ -250,38 +225,21 @@ rp_handshake(int cursor)
 	}
 	m[0] = 1;
 	rp_send(m, 1);
-	if (rp_be32(rp_need(4)) != 0) {
+	if (rfbwire_be32(rp_need(4)) != 0) {
 		printf("security-failed\n");
 		exit(5);
 	}
 	m[0] = 1;	/* shared */
 	rp_send(m, 1);
 	p = rp_need(24);
-	R.w = (int)rp_be16(p);
-	R.h = (int)rp_be16(p + 2);
-	namelen = rp_be32(p + 20);
+	R.w = (int)rfbwire_be16(p);
+	R.h = (int)rfbwire_be16(p + 2);
+	namelen = rfbwire_be32(p + 20);
 	(void)rp_need(namelen);
 	R.fb = calloc((size_t)R.w * (size_t)R.h, 4);
-	memset(m, 0, sizeof m);
-	m[0] = 0;		/* SetPixelFormat */
-	m[4] = 32;
-	m[5] = 24;
-	m[6] = 0;		/* little-endian */
-	m[7] = 1;		/* true colour */
-	rp_put16(m + 8, 255);
-	rp_put16(m + 10, 255);
-	rp_put16(m + 12, 255);
-	m[14] = 16;
-	m[15] = 8;
-	m[16] = 0;
+	rfbwire_pixel_format(m);
 	rp_send(m, 20);
-	memset(enc, 0, sizeof enc);
-	enc[0] = 2;		/* SetEncodings: Raw, DesktopSize, RichCursor */
-	rp_put16(enc + 2, cursor ? 3 : 2);
-	rp_put32(enc + 4, 0);
-	rp_put32(enc + 8, (uint32_t)-223);
-	rp_put32(enc + 12, (uint32_t)-239);
-	rp_send(enc, cursor ? 16 : 12);
+	rp_send(enc, rfbwire_encodings(enc, encs, cursor ? 3 : 2));
 	printf("init %d %d first_byte_us=%llu\n", R.w, R.h,
 	    (unsigned long long)(R.t_first - R.t_connect));
 }
@@ -291,12 +249,7 @@ rp_request(int inc)
 {
 	uint8_t	m[10];
 
-	m[0] = 3;
-	m[1] = (uint8_t)inc;
-	rp_put16(m + 2, 0);
-	rp_put16(m + 4, 0);
-	rp_put16(m + 6, (unsigned)R.w);
-	rp_put16(m + 8, (unsigned)R.h);
+	rfbwire_update_request(m, inc, R.w, R.h);
 	rp_send(m, sizeof m);
 }
 
@@ -332,25 +285,25 @@ rp_update(void)
 			continue;
 		if (p[0] == 3) {	/* ServerCutText */
 			p = rp_need(7);
-			(void)rp_need(rp_be32(p + 3));
+			(void)rp_need(rfbwire_be32(p + 3));
 			continue;
 		}
 		printf("unexpected-message %u\n", p[0]);
 		exit(5);
 	}
 	p = rp_need(3);
-	n = rp_be16(p + 1);
+	n = rfbwire_be16(p + 1);
 	for (i = 0; i < n; i++) {
 		p = rp_need(12);
-		enc = (int32_t)rp_be32(p + 8);
+		enc = (int32_t)rfbwire_be32(p + 8);
 		if (enc == 0)
-			rp_raw_rect((int)rp_be16(p), (int)rp_be16(p + 2),
-			    (int)rp_be16(p + 4), (int)rp_be16(p + 6));
+			rp_raw_rect((int)rfbwire_be16(p), (int)rfbwire_be16(p + 2),
+			    (int)rfbwire_be16(p + 4), (int)rfbwire_be16(p + 6));
 		else if (enc == -239) {
-			unsigned cw = rp_be16(p + 4), chh = rp_be16(p + 6);
+			unsigned cw = rfbwire_be16(p + 4), chh = rfbwire_be16(p + 6);
 
-			printf("cursor %u %u %u %u\n", cw, chh, rp_be16(p),
-			    rp_be16(p + 2));
+			printf("cursor %u %u %u %u\n", cw, chh, rfbwire_be16(p),
+			    rfbwire_be16(p + 2));
 			(void)rp_need((size_t)cw * chh * 4 +
 			    (size_t)((cw + 7) / 8) * chh);
 		} else if (enc != -223) {
@@ -410,14 +363,14 @@ rp_run(const char *line)
 	else if (sscanf(line, "pointer %u %u %u", &a, &b, &c) == 3) {
 		m[0] = 5;
 		m[1] = (uint8_t)c;
-		rp_put16(m + 2, a);
-		rp_put16(m + 4, b);
+		rfbwire_put16(m + 2, a);
+		rfbwire_put16(m + 4, b);
 		rp_send(m, 6);
 	} else if (sscanf(line, "key %x %u", &a, &b) == 2) {
 		memset(m, 0, sizeof m);
 		m[0] = 4;
 		m[1] = (uint8_t)b;
-		rp_put32(m + 4, a);
+		rfbwire_put32(m + 4, a);
 		rp_send(m, 8);
 	} else if (strncmp(line, "ready", 5) == 0)
 		printf("ready\n");
