@@ -566,11 +566,12 @@ local_connect(struct provider *p, const struct store_computer *c,
 
 /*
  * A referenced, connected connection to c's guestd, created on first use.
- * One task connects; the others wait for its outcome.
+ * One task connects; the others wait for its outcome.  *fresh (may be
+ * NULL) says whether it was opened now rather than found open.
  */
 static int
 local_conn_get(struct provider *p, const struct store_computer *c,
-    struct lconn **out, char *err, size_t errlen)
+    struct lconn **out, int *fresh, char *err, size_t errlen)
 {
 	struct local_ref	 ref;
 	struct lconn		*l;
@@ -589,6 +590,9 @@ local_conn_get(struct provider *p, const struct store_computer *c,
 		local_conns = l;
 	}
 	l->refs++;
+	/* Opened by this call (or one it waited for): it cannot be stale. */
+	if (fresh != NULL)
+		*fresh = l->c == NULL;
 	while (l->connecting)
 		(void)task_cond_wait(&l->cv, -1);
 	if (l->c == NULL && !l->dead) {
@@ -620,12 +624,7 @@ local_call_once(struct provider *p, const struct store_computer *c,
 	uint32_t	 id;
 	int		 r = 0;
 
-	*fresh = 0;
-	for (l = local_conns; l != NULL; l = l->next)
-		if (strcmp(l->id, c->id) == 0 && l->c != NULL)
-			break;
-	*fresh = l == NULL;
-	if ((r = local_conn_get(p, c, &l, err, errlen)) != 0) {
+	if ((r = local_conn_get(p, c, &l, fresh, err, errlen)) != 0) {
 		json_decref(args);
 		return r;
 	}
@@ -772,7 +771,7 @@ local_gateway(struct provider *p, const struct store_computer *c,
 	json_int_t	 port = 0;
 	int		 r;
 
-	if ((r = local_conn_get(p, c, &l, err, sizeof err)) != 0)
+	if ((r = local_conn_get(p, c, &l, NULL, err, sizeof err)) != 0)
 		return r;
 	port = json_integer_value(json_object_get(gclient_hello(l->c),
 	    "gateway_port"));
