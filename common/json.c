@@ -246,3 +246,59 @@ jsonx_dump(const json_t *j, size_t *lenp)
 		*lenp = strlen(s);
 	return s;
 }
+
+size_t
+jsonx_utf8_len(const uint8_t *p, size_t n, uint32_t *cp)
+{
+	uint32_t	 c;
+	size_t		 len, i;
+
+	if (n == 0)
+		return 0;
+	if (p[0] < 0x80) {
+		c = p[0];
+		len = 1;
+		goto out;
+	}
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		len = 2;
+		c = p[0] & 0x1f;
+	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		len = 3;
+		c = p[0] & 0x0f;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		len = 4;
+		c = p[0] & 0x07;
+	} else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (p[i] & 0x3f);
+	}
+	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
+	    (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+		return 0;
+out:
+	if (cp != NULL)
+		*cp = c;
+	return len;
+}
+
+void
+jsonx_utf8_fix(char *s)
+{
+	uint8_t	*p = (uint8_t *)s;
+	size_t	 n = strlen(s), k;
+
+	while (n > 0) {
+		if ((k = jsonx_utf8_len(p, n, NULL)) == 0) {
+			*p = '?';
+			k = 1;
+		}
+		p += k;
+		n -= k;
+	}
+}

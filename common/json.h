@@ -41,4 +41,15 @@ int	 jsonx_only_keys(json_t *obj, const char *const *allowed,
 /* Serialise compactly; caller frees.  NULL on failure. */
 char	*jsonx_dump(const json_t *j, size_t *lenp);
 
+/*
+ * UTF-8, as JSON strings need it.  jsonx_utf8_len: the length of the
+ * valid sequence at p (n bytes left), 0 if it is not one (overlong forms,
+ * surrogates and code points past U+10FFFF included); *cp (may be NULL)
+ * gets its code point.  jsonx_utf8_fix: replace each byte of s that
+ * starts no valid sequence with '?', in place, so a sentence cut short
+ * by a fixed buffer still makes a JSON string.
+ */
+size_t	 jsonx_utf8_len(const uint8_t *p, size_t n, uint32_t *cp);
+void	 jsonx_utf8_fix(char *s);
+
 #endif

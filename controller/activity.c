@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "err.h"
+#include "json.h"
 #include "redact.h"
 #include "activity.h"
 #include "task.h"
@@ -60,6 +61,8 @@ activity_command(struct store *s, const char *computer, const char *bot,
 	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
 	redact_text(ev.text, sizeof ev.text, raw);
+	/* A summary cut by a fixed buffer must still be a JSON string. */
+	jsonx_utf8_fix(ev.text);
 	for (p = ev.text; *p != '\0'; p++)
 		if (*p == '\n' || *p == '\r' || *p == '\t')
 			*p = ' ';

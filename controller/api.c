@@ -81,11 +81,19 @@ api_status(int code)
 void
 api_reply(struct api_ctx *x, int status, json_t *j)
 {
+	static const char	 fail[] = "{\"error\":{\"code\":\"INTERNAL\","
+	    "\"message\":\"The reply could not be built.\"}}";
+
 	x->out->status = status;
 	x->out->body = jsonx_dump(j, &x->out->len);
-	if (x->out->body == NULL)
-		fatal("api: cannot serialise a reply");
 	json_decref(j);
+	/* A reply that cannot be serialised is our bug: never the peer's. */
+	if (x->out->body == NULL) {
+		log_error("api.reply", "status=%d unserialisable", status);
+		x->out->status = 500;
+		x->out->body = xstrdup(fail);
+		x->out->len = sizeof fail - 1;
+	}
 }
 
 /*
@@ -109,6 +117,8 @@ api_error(struct api_ctx *x, int code, const char *msg)
 	if (s == NULL || *s == '\0')
 		s = err_message(code);
 	redact_text(red, sizeof red, s);
+	/* Sentences quote what clients sent, cut at fixed lengths. */
+	jsonx_utf8_fix(red);
 	api_reply(x, api_status(code), json_pack("{s:{s:s, s:s}}", "error",
 	    "code", err_name(code), "message", red));
 }

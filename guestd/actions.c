@@ -124,45 +124,6 @@ static const struct key_alias key_aliases[] = {
 	{ NULL, 0 }
 };
 
-/* Decode one UTF-8 character; 0 on malformed input.  Returns its length. */
-static size_t
-utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	uint32_t c;
-	size_t	 len, i;
-
-	if (n == 0)
-		return 0;
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	} else if ((s[0] & 0xe0) == 0xc0) {
-		len = 2;
-		c = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3;
-		c = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4;
-		c = s[0] & 0x07;
-	} else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and beyond Unicode are refused. */
-	if ((len == 2 && c < 0x80) || (len == 3 && c < 0x800) ||
-	    (len == 4 && c < 0x10000) || c > 0x10ffff ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
 /* The keysym X uses for a code point: Latin-1 as is, else 0x01000000 + cp. */
 static unsigned long
 cp_keysym(uint32_t cp)
@@ -185,7 +146,7 @@ actions_keysym(const char *name, size_t len, int in_chord)
 	if (len == 0 || len >= sizeof(buf))
 		return 0;
 	/* A single character names its own key: "a", "/", "é", "→". */
-	if (utf8_decode((const unsigned char *)name, len, &cp) == len) {
+	if (jsonx_utf8_len((const uint8_t *)name, len, &cp) == len) {
 		if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0))
 			return 0;
 		if (in_chord && cp >= 'A' && cp <= 'Z')
@@ -519,7 +480,7 @@ parse_text(struct aparse *p, const char *s, size_t n)
 	if ((t = calloc(n + 1, sizeof(*t))) == NULL)
 		return aerr(p, ERR_NOMEM, "out of memory");
 	while (i < n) {
-		if ((k = utf8_decode((const unsigned char *)s + i, n - i,
+		if ((k = jsonx_utf8_len((const uint8_t *)s + i, n - i,
 		    &cp)) == 0) {
 			free(t);
 			return aerr(p, ERR_ACTION_INVALID, "text is not valid "

@@ -262,40 +262,6 @@ exec_signal(struct exec *e, int sig)
 
 /* ---- UTF-8 ------------------------------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid. */
-static size_t
-exec_utf8_seq(const uint8_t *p, size_t n)
-{
-	uint32_t	 cp;
-	size_t		 len, i;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		len = 2;
-		cp = p[0] & 0x1f;
-	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		len = 3;
-		cp = p[0] & 0x0f;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		len = 4;
-		cp = p[0] & 0x07;
-	} else
-		return 0;
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and beyond U+10FFFF. */
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
 /* A JSON string of p with each invalid byte replaced by U+FFFD. */
 static json_t *
 exec_utf8_string(const uint8_t *p, size_t n)
@@ -307,7 +273,7 @@ exec_utf8_string(const uint8_t *p, size_t n)
 
 	buf_init(&b, SIZE_MAX);
 	while (i < n) {
-		k = exec_utf8_seq(p + i, n - i);
+		k = jsonx_utf8_len(p + i, n - i, NULL);
 		if (k == 0) {
 			if (buf_append(&b, repl, sizeof(repl)) != 0)
 				goto out;

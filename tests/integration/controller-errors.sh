@@ -21,6 +21,10 @@ check 400 BAD_JSON POST /v1/tools/shell '[1,2]'
 check 400 BAD_JSON POST /v1/tools/shell '{"computer":"team","computer":"x"}'
 check 404 UNKNOWN_TOOL POST /v1/tools/rm_rf '{"computer":"team","bot":"a"}'
 check 400 BAD_REQUEST POST /v1/tools/shell '{"bot":"a","command":"true"}'
+# An unknown key whose quote in the error is cut inside a UTF-8 character
+# (64 bytes): still a JSON answer, and the server lives on.
+check 400 BAD_REQUEST POST /v1/tools/shell \
+    "{\"computer\":\"team\",\"bot\":\"a\",\"$(printf '%063d' 0)\u00e9\":1}"
 check 400 BAD_REQUEST POST /v1/tools/shell '{"computer":"team","bot":"a"}'
 check 400 BAD_REQUEST POST /v1/tools/shell '{"computer":"team","bot":"a","command":7}'
 check 400 BAD_REQUEST POST /v1/tools/shell '{"computer":"team","bot":"a","command":"true","bogus":1}'

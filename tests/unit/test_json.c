@@ -199,6 +199,45 @@ test_dump(void **state)
 	assert_int_equal(len, 0);
 }
 
+static void
+test_utf8(void **state)
+{
+	static const struct {
+		const char	*in;
+		size_t		 len;
+		uint32_t	 cp;
+	} seqs[] = {
+		{ "a", 1, 'a' }, { "\xc3\xa9", 2, 0xe9 },
+		{ "\xe2\x86\x92", 3, 0x2192 },
+		{ "\xf0\x9f\x98\x80", 4, 0x1f600 },
+		{ "\xc3", 0, 0 },			/* cut short */
+		{ "\xc0\xaf", 0, 0 },			/* overlong */
+		{ "\xe0\x80\xaf", 0, 0 },		/* overlong */
+		{ "\xed\xa0\x80", 0, 0 },		/* surrogate */
+		{ "\xf4\x90\x80\x80", 0, 0 },	/* past U+10FFFF */
+		{ "\x80", 0, 0 },			/* continuation */
+	};
+	char		 s[32];
+	uint32_t	 cp;
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < sizeof seqs / sizeof seqs[0]; i++) {
+		cp = 0;
+		assert_int_equal(jsonx_utf8_len((const uint8_t *)seqs[i].in,
+		    strlen(seqs[i].in), &cp), seqs[i].len);
+		if (seqs[i].len > 0)
+			assert_int_equal(cp, seqs[i].cp);
+	}
+	/* A sentence cut inside a character becomes a JSON string. */
+	snprintf(s, sizeof s, "key \"ab\xc3\xa9\xe2\x86");
+	jsonx_utf8_fix(s);
+	assert_string_equal(s, "key \"ab\xc3\xa9??");
+	snprintf(s, sizeof s, "\xff ok \xf0\x9f\x98\x80");
+	jsonx_utf8_fix(s);
+	assert_string_equal(s, "? ok \xf0\x9f\x98\x80");
+}
+
 int
 main(void)
 {
@@ -211,6 +250,7 @@ main(void)
 		cmocka_unit_test(test_getters),
 		cmocka_unit_test(test_only_keys),
 		cmocka_unit_test(test_dump),
+		cmocka_unit_test(test_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
