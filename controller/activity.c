@@ -26,17 +26,23 @@ activity_seq(void)
 	return activity_counter;
 }
 
-uint64_t
+int
 activity_wait(uint64_t seen, int64_t deadline_ms)
 {
 	int64_t	 left;
+	int	 r;
 
 	while (activity_counter == seen) {
 		left = deadline_ms - store_now_ms();
-		if (left <= 0 || task_cond_wait(&activity_cv, left) != 0)
+		if (left <= 0)
+			break;
+		/* Outside a task nothing can wake us: say so, never spin. */
+		if ((r = task_cond_wait(&activity_cv, left)) == ERR_INTERNAL)
+			return r;
+		if (r != 0)
 			break;
 	}
-	return activity_counter;
+	return 0;
 }
 
 void

@@ -23,10 +23,11 @@ int	activity_command(struct store *s, const char *computer,
  * calls activity_notify()), bumps a counter and wakes the waiters.  Read
  * activity_seq() before listing; if the list is empty, activity_wait(seq,
  * deadline) lets the task wait until the counter moves after that read or
- * until deadline_ms (store_now_ms() clock).  Returns the new counter.
+ * until deadline_ms (store_now_ms() clock).  0, or ERR_INTERNAL outside
+ * a task, where nothing could wake it (the caller answers at once).
  */
 uint64_t activity_seq(void);
-uint64_t activity_wait(uint64_t seen, int64_t deadline_ms);
+int	 activity_wait(uint64_t seen, int64_t deadline_ms);
 void	 activity_notify(void);
 
 /* {id, computer, bot, ts_ms, kind, tool, ok, text} (new reference). */

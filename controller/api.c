@@ -509,22 +509,19 @@ api_activity(struct api_ctx *x, const char *id)
 			api_error(x, r, NULL);
 			return;
 		}
-		/*
-		 * Nobody to answer: free the request's slot now.  Outside a
-		 * task (a caller without serve's loop) there is no waiting:
-		 * answer with what there is rather than spin.
-		 */
+		/* Nobody to answer: free the request's slot now. */
 		if (n > 0 || store_now_ms() >= deadline ||
-		    (x->q->peer_gone != NULL && *x->q->peer_gone) ||
-		    task_self() == NULL)
+		    (x->q->peer_gone != NULL && *x->q->peer_gone))
 			break;
-		free(ev);
 		if (!waited)
 			log_debug("activity.wait", "computer=%s after=%lld "
 			    "wait_ms=%lld", id, (long long)after,
 			    (long long)wait);
 		waited = 1;
-		(void)activity_wait(seq, deadline);
+		/* Outside serve's loop (no task): answer the empty list. */
+		if (activity_wait(seq, deadline) != 0)
+			break;
+		free(ev);
 	}
 	arr = json_array();
 	for (i = 0; i < n; i++)
