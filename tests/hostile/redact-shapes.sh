@@ -21,7 +21,8 @@ XOXB=xoxb-123456789012-1234567890123-AbCdEfGhIjKl
 XOXP=xoxp-2222222222-3333333333-4444444444-ZyXwVu
 AKIA=AKIAIOSFODNN7EXQMPLE
 JWT=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk
-# (value, command) pairs; the command is a no-op (":") so nothing runs.
+# "value|command" pairs; the commands run nothing that prints (":",
+# "true"), and hold no '"' or '\', so they go into JSON as they are.
 CASES=(
 	"MyS3cretPw1|: mysql -uroot -pMyS3cretPw1 shopdb"
 	"MaRia0Pass|: mariadb-dump -p'MaRia0Pass' shopdb"
@@ -34,8 +35,8 @@ CASES=(
 	"TokEq789z|: app --token=TokEq789z --user=carol"
 	"PwEq012z|: app --password=PwEq012z --user=dave"
 	"DbPassAbc9|DB_PASS=DbPassAbc9 true"
-	"MyPwdVal3|MYSQL_PWD=MyPwdVal3 SMTP_PASS=SmtpVal4 true"
-	"SmtpVal4|: placeholder"
+	"MyPwdVal3|MYSQL_PWD=MyPwdVal3 true"
+	"SmtpVal4|SMTP_PASS=SmtpVal4 true"
 	"${SK#sk-}|: openai-cli use $SK"
 	"${SKANT#sk-ant-}|: claude --key-from-arg $SKANT"
 	"${GHP#ghp_}|: git-push-with $GHP"
@@ -59,10 +60,8 @@ ctl_start
 api POST /v1/computers '{"id":"rs","start":true}' >/dev/null
 for c in "${CASES[@]}"; do
 	cmd=${c#*|}
-	[ "$cmd" = ": placeholder" ] && continue
-	body=$(python3 -c 'import json,sys
-print(json.dumps({"computer":"rs","bot":"b","command":sys.argv[1]}))' "$cmd")
-	r=$(api POST /v1/tools/shell "$body")
+	r=$(api POST /v1/tools/shell \
+	    "{\"computer\":\"rs\",\"bot\":\"b\",\"command\":\"$cmd\"}")
 	t_contains "$r" "200 " "shell: $cmd"
 done
 api GET "/v1/computers/rs/activity?limit=1000" >/dev/null
