@@ -170,7 +170,8 @@ redact_component(const char *key, size_t n, const char *word)
 		i = (size_t)(p - key);
 		off = i + 1;
 		if (i > 0 && redact_isalpha((unsigned char)key[i - 1]) &&
-		    !redact_seam((unsigned char)key[i - 1], (unsigned char)p[0]))
+		    !redact_seam((unsigned char)key[i - 1],
+		    (unsigned char)p[0]))
 			continue;
 		if (i + m < n && redact_isalpha((unsigned char)key[i + m]) &&
 		    !redact_seam((unsigned char)p[m - 1],

@@ -147,7 +147,8 @@ test_command_passwords(void **state)
 	check("mysql -p\"s3 cr\" db", "mysql -p\"[REDACTED]\" db");
 	check("mariadb -pS3c.r!t -e 'select 1'",
 	    "mariadb -p[REDACTED] -e 'select 1'");
-	check("/usr/bin/mysql --user=u -pZz9", "/usr/bin/mysql --user=u -p[REDACTED]");
+	check("/usr/bin/mysql --user=u -pZz9",
+	    "/usr/bin/mysql --user=u -p[REDACTED]");
 	check("sshpass -p hunter2 ssh -p 2222 u@h",
 	    "sshpass -p [REDACTED] ssh -p 2222 u@h");
 	check("sshpass -phunter2 scp f h:", "sshpass -p[REDACTED] scp f h:");
