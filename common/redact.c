@@ -11,6 +11,17 @@
  * secret: "://" (URL credentials), a blank and a token (Bearer/Basic),
  * '=' or ": " or a JSON "key": after a secret-looking name.  A '/' may
  * start a capability path (/screen/<tok>, /term/<tok>).
+ *
+ * Beside those name rules, value-shape rules catch secrets that carry no
+ * secret-looking name: a word that starts like a provider's API key
+ * (sk-, ghp_, github_pat_, xoxb-, AKIA...) and is long and random enough,
+ * a JWT (three base64url segments, the first "eyJ"), the value of a long
+ * option named like a secret (--token X), and the password arguments of
+ * a few commands that take one on their command line (mysql -pX,
+ * sshpass -p X, curl -u user:X, redis-cli -a X).  Those command rules are
+ * scoped to the command's own words (up to ; | & or a line end) so that
+ * ls -p or sort -u are never touched; a false positive may hide one
+ * argument, never a whole command.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +35,16 @@ struct rw {
 	size_t	 len;		/* bytes written to dst */
 	size_t	 need;		/* bytes the whole output takes */
 	int	 counting;	/* keep going past a full dst to learn need */
+	int	 cmd;		/* REDACT_CMD_*: the command being read */
+};
+
+/* Commands whose own options carry a password (redact_cmd_opt). */
+enum {
+	REDACT_CMD_NONE,
+	REDACT_CMD_MYSQL,	/* mysql*, mariadb*: -pSECRET */
+	REDACT_CMD_SSHPASS,	/* sshpass -p SECRET, until its command */
+	REDACT_CMD_CURL,	/* curl -u/-U/--user/--proxy-user u:SECRET */
+	REDACT_CMD_REDIS	/* redis-cli -a SECRET */
 };
 
 static int
@@ -127,13 +148,47 @@ redact_find(const char *s, size_t n, const char *needle, size_t from)
 	return NULL;
 }
 
+/* A lower-case letter followed by an upper-case one: a camelCase seam. */
+static int
+redact_seam(int a, int b)
+{
+	return a >= 'a' && a <= 'z' && b >= 'A' && b <= 'Z';
+}
+
+/*
+ * 1 when lowercase word occurs in key[0..n) as a component of its own:
+ * bounded on each side by the key's ends, a non-letter or a camelCase
+ * seam.
+ */
+static int
+redact_component(const char *key, size_t n, const char *word)
+{
+	const char	*p;
+	size_t		 m = strlen(word), i, off = 0;
+
+	while ((p = redact_find(key, n, word, off)) != NULL) {
+		i = (size_t)(p - key);
+		off = i + 1;
+		if (i > 0 && redact_isalpha((unsigned char)key[i - 1]) &&
+		    !redact_seam((unsigned char)key[i - 1],
+		    (unsigned char)p[0]))
+			continue;
+		if (i + m < n && redact_isalpha((unsigned char)key[i + m]) &&
+		    !redact_seam((unsigned char)p[m - 1],
+		    (unsigned char)key[i + m]))
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
 static int
 redact_key_is_secretn(const char *key, size_t n)
 {
 	static const char *const words[] = {
-		"token", "secret", "password", "passwd", "apikey", "api_key",
-		"credential", "auth", "session", "cookie", "signature",
-		"x-amz-", NULL
+		"token", "secret", "password", "passwd", "passphrase",
+		"apikey", "api_key", "credential", "auth", "session", "cookie",
+		"signature", "x-amz-", NULL
 	};
 	const char	*p;
 	size_t		 i, off;
@@ -141,6 +196,15 @@ redact_key_is_secretn(const char *key, size_t n)
 	for (i = 0; words[i] != NULL; i++)
 		if (redact_find(key, n, words[i], 0) != NULL)
 			return 1;
+	/*
+	 * "pass" and "pwd" count as whole components (DB_PASS, smtpPass,
+	 * MYSQL_PWD) but not inside words (bypass, passenger, compass), and
+	 * PWD and OLDPWD are the shell's working directories.
+	 */
+	if (redact_component(key, n, "pass") ||
+	    (redact_component(key, n, "pwd") && !(n == 3 ||
+	    (n == 6 && redact_find(key, n, "oldpwd", 0) != NULL))))
+		return 1;
 	/*
 	 * "key" counts when it ends a component (api-key, AWS_SECRET_KEY,
 	 * key_id) but not inside a longer word (keyboard, keys).
@@ -248,16 +312,304 @@ redact_url(struct rw *w, const char *word, const char *p)
 	return at;
 }
 
+/*
+ * Where an unquoted command-line argument ends: a blank, a line end, a
+ * quote (also the end of the log_quote()d value around a command), or a
+ * shell operator.  A backslash escape of a log value (\" \n \r \t) ends
+ * it too; any other backslash pair is part of the argument.
+ */
+static const char *
+redact_arg_end(const char *p)
+{
+	while (*p != '\0' && !redact_isblank((unsigned char)*p) &&
+	    strchr("\r\n\"'`;|&<>()", *p) == NULL) {
+		if (p[0] == '\\') {
+			if (p[1] == '\0' || strchr("\"nrt", p[1]) != NULL)
+				break;
+			p++;
+		}
+		p++;
+	}
+	return p;
+}
+
+/* Mask one command-line argument at p (quoted or not). */
+static const char *
+redact_arg(struct rw *w, const char *p)
+{
+	const char	*e;
+
+	if (redact_quote_len(p) != 0)
+		return redact_value(w, p, 0);
+	e = redact_arg_end(p);
+	if (e != p)
+		rw_mask(w);
+	return e;
+}
+
+/* "user:password" (curl -u): keep the user, mask after the first ':'. */
+static const char *
+redact_userpass(struct rw *w, const char *p)
+{
+	const char	*e, *c;
+
+	if (redact_quote_len(p) != 0)
+		return redact_value(w, p, 0);
+	e = redact_arg_end(p);
+	if ((c = memchr(p, ':', (size_t)(e - p))) == NULL)
+		return p;	/* no password: curl asks for one */
+	rw_put(w, p, (size_t)(c + 1 - p));
+	if (c + 1 != e)
+		rw_mask(w);
+	return e;
+}
+
+/* An argument follows after blanks (and is not the next option). */
+static const char *
+redact_next_arg(const char *e)
+{
+	const char	*k;
+
+	for (k = e; redact_isblank((unsigned char)*k); k++)
+		;
+	if (k == e || *k == '-' || (redact_arg_end(k) == k &&
+	    redact_quote_len(k) == 0))
+		return NULL;
+	return k;
+}
+
+/*
+ * API keys by their documented prefixes.  A prefix alone proves little
+ * ("sk-learn"), so the rest of the word must be as long as the provider's
+ * keys are, and for the short, common-looking prefixes mix upper case,
+ * lower case and digits as random keys do ("sk-learn-tutorial-2024" is
+ * left alone).  AWS key ids have an exact length and alphabet.
+ */
+#define SHAPE_MIX	0x01	/* upper, lower and digit in the body */
+#define SHAPE_AWS	0x02	/* exactly min chars of [A-Z0-9] */
+
+static const struct redact_shape {
+	const char	*prefix;
+	size_t		 min;		/* body length after the prefix */
+	int		 flags;
+} redact_shapes[] = {
+	{ "sk-ant-",	 32, SHAPE_MIX },	/* Anthropic */
+	{ "sk-",	 20, SHAPE_MIX },	/* OpenAI and others */
+	{ "sk_live_",	 16, 0 },		/* Stripe */
+	{ "sk_test_",	 16, 0 },
+	{ "rk_live_",	 16, 0 },
+	{ "ghp_",	 30, 0 },		/* GitHub */
+	{ "gho_",	 30, 0 },
+	{ "ghu_",	 30, 0 },
+	{ "ghs_",	 30, 0 },
+	{ "ghr_",	 30, 0 },
+	{ "github_pat_", 20, 0 },
+	{ "glpat-",	 20, 0 },		/* GitLab */
+	{ "xoxb-",	 10, 0 },		/* Slack */
+	{ "xoxp-",	 10, 0 },
+	{ "xoxa-",	 10, 0 },
+	{ "xoxe-",	 10, 0 },
+	{ "xoxr-",	 10, 0 },
+	{ "xoxs-",	 10, 0 },
+	{ "xapp-",	 10, 0 },
+	{ "npm_",	 30, 0 },		/* npm */
+	{ "hf_",	 30, SHAPE_MIX },	/* Hugging Face */
+	{ "AIza",	 30, SHAPE_MIX },	/* Google */
+	{ "AKIA",	 16, SHAPE_AWS },	/* AWS key ids */
+	{ "ASIA",	 16, SHAPE_AWS },
+	{ NULL,		 0, 0 }
+};
+
+static const struct redact_shape *
+redact_key_shape(const char *s, size_t n)
+{
+	const struct redact_shape	*sh;
+	const char			*p;
+	size_t				 pl;
+	int				 up, lo, dg, ok;
+
+	for (sh = redact_shapes; sh->prefix != NULL; sh++) {
+		pl = strlen(sh->prefix);
+		if (n < pl + sh->min || strncmp(s, sh->prefix, pl) != 0)
+			continue;
+		up = lo = dg = 0;
+		ok = 1;
+		for (p = s + pl; p < s + n; p++) {
+			up |= *p >= 'A' && *p <= 'Z';
+			lo |= *p >= 'a' && *p <= 'z';
+			dg |= *p >= '0' && *p <= '9';
+			if ((sh->flags & SHAPE_AWS) && !((*p >= 'A' &&
+			    *p <= 'Z') || (*p >= '0' && *p <= '9')))
+				ok = 0;
+		}
+		if ((sh->flags & SHAPE_AWS) && n != pl + sh->min)
+			ok = 0;
+		if ((sh->flags & SHAPE_MIX) && !(up && lo && dg))
+			ok = 0;
+		/* The first matching prefix decides: sk-ant- before sk-. */
+		return ok ? sh : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * A JWT: the word [s, e) is its header ("eyJ" is base64url of '{"'),
+ * then '.', the payload, '.' and a signature (empty when unsigned).
+ * Returns its end, or NULL.
+ */
+static const char *
+redact_jwt_end(const char *s, const char *e)
+{
+	const char	*p;
+
+	if (e - s < 10 || strncmp(s, "eyJ", 3) != 0 || *e != '.')
+		return NULL;
+	for (p = e + 1; redact_isword((unsigned char)*p); p++)
+		;
+	if (p - (e + 1) < 2 || *p != '.')
+		return NULL;
+	for (p++; redact_isword((unsigned char)*p); p++)
+		;
+	return p;
+}
+
+/* A word that names a command with password options starts its scope. */
+static int
+redact_cmd_word(const char *s, size_t n)
+{
+	if ((n >= 5 && strncmp(s, "mysql", 5) == 0) ||
+	    (n >= 7 && strncmp(s, "mariadb", 7) == 0))
+		return REDACT_CMD_MYSQL;
+	if (n == 7 && strncmp(s, "sshpass", 7) == 0)
+		return REDACT_CMD_SSHPASS;
+	if (n == 4 && strncmp(s, "curl", 4) == 0)
+		return REDACT_CMD_CURL;
+	if (n == 9 && strncmp(s, "redis-cli", 9) == 0)
+		return REDACT_CMD_REDIS;
+	return REDACT_CMD_NONE;
+}
+
+static int
+redact_is(const char *s, size_t n, const char *lit)
+{
+	return strlen(lit) == n && memcmp(s, lit, n) == 0;
+}
+
+/*
+ * An option word [s, e) inside the scope of w->cmd: returns where
+ * scanning resumes after masking its password, or NULL when it is not a
+ * password option.  Short options take the value attached (-pX) or, where
+ * the command allows it, as the next argument (-p X).
+ */
+static const char *
+redact_cmd_opt(struct rw *w, const char *s, const char *e)
+{
+	const char	*k;
+	size_t		 n = (size_t)(e - s);
+	char		 opt = '\0';
+	int		 sep = 1, userpass = 0;
+
+	switch (w->cmd) {
+	case REDACT_CMD_MYSQL:
+		opt = 'p';
+		sep = 0;	/* "-p db": -p asks, db is a database */
+		break;
+	case REDACT_CMD_SSHPASS:
+		opt = 'p';
+		break;
+	case REDACT_CMD_REDIS:
+		opt = 'a';
+		break;
+	case REDACT_CMD_CURL:
+		userpass = 1;
+		if (redact_is(s, n, "--user") ||
+		    redact_is(s, n, "--proxy-user")) {
+			if ((k = redact_next_arg(e)) == NULL)
+				return NULL;
+			rw_put(w, s, (size_t)(k - s));
+			return redact_userpass(w, k);
+		}
+		opt = s[1] == 'U' ? 'U' : 'u';
+		break;
+	default:
+		return NULL;
+	}
+	if (n < 2 || s[0] != '-' || s[1] != opt)
+		return NULL;
+	rw_put(w, s, 2);
+	/*
+	 * Attached: the rest of the word and on (-pX, -p'a b').  A bare '"'
+	 * right after -p followed by a blank is the end of a log_quote()d
+	 * command ("mysql -u root -p"), not a quoted password.
+	 */
+	if (n > 2 || *e == '\'' || (e[0] == '\\' && e[1] == '"') ||
+	    (*e == '"' && e[1] != '\0' && !redact_isblank((unsigned char)e[1])))
+		k = s + 2;
+	else if (!sep || (k = redact_next_arg(e)) == NULL)
+		return s + 2;
+	else
+		rw_put(w, e, (size_t)(k - e));
+	/* sshpass has one password: the command it runs is not its own. */
+	if (w->cmd == REDACT_CMD_SSHPASS)
+		w->cmd = REDACT_CMD_NONE;
+	return userpass ? redact_userpass(w, k) : redact_arg(w, k);
+}
+
+/* "--token X": a long option named like a secret, value after blanks. */
+static int
+redact_secret_opt(const char *s, size_t n)
+{
+	static const char *const ends[] = { "token", "password", "passwd",
+	    "pass", "passphrase", "secret", "apikey", "api-key", "api_key",
+	    NULL };
+	size_t	 i, m;
+
+	if (n < 3 || s[0] != '-' || s[1] != '-')
+		return 0;
+	for (i = 0; ends[i] != NULL; i++) {
+		m = strlen(ends[i]);
+		if (n - 2 >= m && redact_find(s + n - m, m, ends[i], 0) !=
+		    NULL && (n - 2 == m || !redact_isalpha(
+		    (unsigned char)s[n - m - 1])))
+			return 1;
+	}
+	return 0;
+}
+
 /* A word has been read at [s, e); handle what it may start. */
 static const char *
 redact_word(struct rw *w, const char *text, const char *s, const char *e)
 {
-	const char	*k, *t;
-	size_t		 n = (size_t)(e - s), q;
-	int		 quoted_key = 0;
+	const struct redact_shape	*sh;
+	const char			*k, *t;
+	size_t				 n = (size_t)(e - s), q;
+	int				 quoted_key = 0, cmd;
 
 	if (e[0] == ':' && e[1] == '/' && e[2] == '/')
 		return redact_url(w, s, e);
+
+	/* Value shapes: API keys by prefix, JWTs. */
+	if ((sh = redact_key_shape(s, n)) != NULL) {
+		rw_put(w, s, strlen(sh->prefix));
+		rw_mask(w);
+		return e;
+	}
+	if ((t = redact_jwt_end(s, e)) != NULL) {
+		rw_mask(w);
+		return t;
+	}
+
+	/* Commands whose options carry passwords, and those options. */
+	if (s[0] != '-' && (cmd = redact_cmd_word(s, n)) != REDACT_CMD_NONE)
+		w->cmd = cmd;
+	else if (s[0] == '-' && (t = redact_cmd_opt(w, s, e)) != NULL)
+		return t;
+	else if (s[0] != '-' && w->cmd == REDACT_CMD_SSHPASS)
+		w->cmd = REDACT_CMD_NONE;	/* the command it runs */
+	if (redact_secret_opt(s, n) && (k = redact_next_arg(e)) != NULL) {
+		rw_put(w, s, (size_t)(k - s));
+		return redact_arg(w, k);
+	}
 
 	if ((n == 6 && redact_find(s, n, "bearer", 0) != NULL) ||
 	    (n == 5 && redact_find(s, n, "basic", 0) != NULL)) {
@@ -339,6 +691,7 @@ redact_run(struct rw *w, const char *src)
 {
 	const char	*p = src, *e;
 
+	w->cmd = REDACT_CMD_NONE;
 	while (*p != '\0' && !rw_full(w)) {
 		if (redact_isword((unsigned char)*p)) {
 			for (e = p; redact_isword((unsigned char)*e); e++)
@@ -351,6 +704,13 @@ redact_run(struct rw *w, const char *src)
 			for (e = p + 1; *e != '\0' && *e != '/' &&
 			    !redact_isword((unsigned char)*e); e++)
 				;
+			/* A shell operator or a line ends a command's scope. */
+			if (memchr(p, ';', (size_t)(e - p)) != NULL ||
+			    memchr(p, '|', (size_t)(e - p)) != NULL ||
+			    memchr(p, '&', (size_t)(e - p)) != NULL ||
+			    memchr(p, '\n', (size_t)(e - p)) != NULL ||
+			    memchr(p, '\r', (size_t)(e - p)) != NULL)
+				w->cmd = REDACT_CMD_NONE;
 			rw_put(w, p, (size_t)(e - p));
 			p = e;
 		}
@@ -362,7 +722,7 @@ redact_run(struct rw *w, const char *src)
 size_t
 redact_text(char *dst, size_t dstlen, const char *src)
 {
-	struct rw	 w = { dst, dstlen, 0, 0, 0 };
+	struct rw	 w = { dst, dstlen, 0, 0, 0, REDACT_CMD_NONE };
 
 	if (src == NULL)
 		src = "";
@@ -373,7 +733,7 @@ redact_text(char *dst, size_t dstlen, const char *src)
 char *
 redact_dup(const char *src)
 {
-	struct rw	 w = { NULL, 0, 0, 0, 1 };
+	struct rw	 w = { NULL, 0, 0, 0, 1, REDACT_CMD_NONE };
 	char		*out;
 
 	if (src == NULL)

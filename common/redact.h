@@ -5,9 +5,17 @@
  *   - Authorization / Proxy-Authorization / Cookie / Set-Cookie header values
  *   - "Bearer <tok>" and "Basic <tok>"
  *   - key=value and "key": "value" pairs whose key names a secret
- *     (token, secret, password, passwd, key, apikey, api_key, credential,
- *     auth, session, cookie, signature, x-amz-*)
+ *     (token, secret, password, passwd, passphrase, key, apikey, api_key,
+ *     credential, auth, session, cookie, signature, x-amz-*, and pass or
+ *     pwd as a component: DB_PASS, MYSQL_PWD)
  *   - capability paths: /screen/<tok>, /term/<tok>, ?token=<tok>
+ *   - by value shape: API keys by prefix (sk-, sk-ant-, ghp_, gho_,
+ *     github_pat_, glpat-, xoxb-, xoxp-, AKIA, AIza, sk_live_, npm_, hf_
+ *     ...) when long and random enough, kept prefix + mask; JWTs
+ *   - long options named like a secret with a separate value
+ *     (--token X, --password X, --client-secret X)
+ *   - command-line passwords: mysql/mariadb -pX, sshpass -p X,
+ *     curl -u/--user user:X, redis-cli -a X (within that command only)
  * The mask is the literal "[REDACTED]".
  */
 #ifndef COMMON_REDACT_H

@@ -607,6 +607,8 @@ api_tool_prepare(struct tool_ctx *t, char *err, size_t errlen)
 		}
 		t->fence = st->l.fence;
 		t->holder = st->l.holder;
+		if (!st->ephemeral)
+			t->lease_expires_ms = st->l.expires_ms;
 	}
 	if ((r = api_ensure_running(x, t->computer)) != 0) {
 		snprintf(err, errlen, "%s", x->err);
@@ -725,12 +727,15 @@ api_lease_acquire(struct api_ctx *x)
 	api_reply(x, 201, api_lease_json(&l));
 }
 
+static int	api_grant_renew(struct api_ctx *, const struct store_lease *);
+
 static void
 api_lease_heartbeat(struct api_ctx *x, const char *id)
 {
 	struct store_lease	 l;
+	json_t			*j;
 	int64_t			 ttl;
-	int			 r;
+	int			 r, n;
 
 	if (api_parse_body(x) != 0 || api_body_ttl(x, &ttl) != 0)
 		return;
@@ -738,7 +743,10 @@ api_lease_heartbeat(struct api_ctx *x, const char *id)
 		api_error(x, r, NULL);
 		return;
 	}
-	api_reply(x, 200, api_lease_json(&l));
+	n = api_grant_renew(x, &l);
+	j = api_lease_json(&l);
+	json_object_set_new(j, "renewed", json_integer(n));
+	api_reply(x, 200, j);
 }
 
 /*
@@ -812,6 +820,54 @@ api_grant_revoke(struct api_ctx *x, const char *lease, const char *why,
 }
 
 /*
+ * Move the capabilities granted under lease l to its new expiry at guestd.
+ * They were granted with the lease's ttl and guestd ends them on its own
+ * timer, so a controller that stops heartbeating, or is killed, leaves
+ * no capability behind its lease.  One that cannot be renewed keeps its
+ * old deadline: it ends early, never late.  Returns how many were renewed.
+ */
+static int
+api_grant_renew(struct api_ctx *x, const struct store_lease *l)
+{
+	struct store_computer	 c;
+	struct store_cap	*caps;
+	json_t			*res;
+	char			 e[256];
+	size_t			 n, i;
+	int64_t			 ttl;
+	int			 r, renewed = 0;
+
+	if (store_cap_list_lease(x->s, l->id, &caps, &n) != 0)
+		return 0;
+	if (n == 0 || store_computer_get(x->s, l->computer, &c) != 0 ||
+	    provider_alive(x->a->prov, &c) != 1)
+		goto out;
+	ttl = (l->expires_ms - store_now_ms() + 999) / 1000;
+	if (ttl < 1)
+		ttl = 1;
+	for (i = 0; i < n; i++) {
+		if (caps[i].cap_id[0] == '\0')
+			continue;	/* a row from before ids were kept */
+		res = NULL;
+		r = provider_call(x->a->prov, &c, "capability.renew",
+		    json_pack("{s:s, s:I, s:s, s:I}", "id", caps[i].cap_id,
+		    "ttl", (json_int_t)ttl, "bot", caps[i].bot, "fence",
+		    (json_int_t)l->fence), NULL, 0, &res, NULL, NULL, e,
+		    sizeof e);
+		json_decref(res);
+		if (r == 0)
+			renewed++;
+		else
+			log_warn("control.renew_failed", "computer=%s bot=%s "
+			    "capability=%s code=%s", caps[i].computer,
+			    caps[i].bot, caps[i].cap_id, err_name(r));
+	}
+out:
+	api_caps_free(caps, n);
+	return renewed;
+}
+
+/*
  * Persist a capability granted under lease l (res is guestd's grant reply)
  * before anyone sees its token: one that cannot be stored could not be
  * revoked after a restart, so it is revoked now and the call fails.  Only
@@ -881,6 +937,7 @@ api_control_take(struct api_ctx *x, const char *id)
 	t.computer = &c;
 	t.bot = bot;
 	t.fence = l.fence;
+	t.lease_expires_ms = l.expires_ms;
 	j = api_lease_json(&l);
 	if ((r = screen_url_grant(&t, "control", 0, &screen, x->err,
 	    sizeof x->err)) != 0) {

@@ -46,10 +46,19 @@ screen_url_grant(struct tool_ctx *t, const char *policy, int64_t ttl,
     json_t **result, char *err, size_t errlen)
 {
 	json_t	*args;
+	int64_t	 left;
 	int	 r;
 
 	if ((r = observe_open_desktop(t, err, errlen)) != 0)
 		return r;
+	/* Control under a lease: guestd ends it with the lease (G-4). */
+	if (strcmp(policy, "control") == 0 && t->lease_expires_ms > 0) {
+		left = (t->lease_expires_ms - store_now_ms() + 999) / 1000;
+		if (left < 1)
+			left = 1;
+		if (ttl <= 0 || ttl > left)
+			ttl = left;
+	}
 	args = json_pack("{s:s}", "policy", policy);
 	if (ttl > 0)
 		json_object_set_new(args, "ttl", json_integer(ttl));

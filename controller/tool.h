@@ -29,6 +29,13 @@ struct tool_ctx {
 	const char		*bot;
 	int64_t			 fence;		/* the lease's; 0 without */
 	const char		*holder;
+	/*
+	 * When the caller's lease ends (wall ms; 0: no lease of its own):
+	 * a control capability granted under it gets no longer a ttl, so
+	 * it dies with the lease even when no controller is left to revoke
+	 * it; the heartbeat renews both.
+	 */
+	int64_t			 lease_expires_ms;
 	json_t			*args;		/* the request body (borrowed) */
 	char			 summary[TOOL_SUMMARY_MAX];
 	/*

@@ -12,6 +12,13 @@
  * Revocation is synchronous on the loop: the gateway closes the viewers'
  * websockets, rfb.c shuts the viewers' sockets down, the listener is
  * closed and unlinked.
+ *
+ * A capability with a ttl dies on its own: a one-shot loop timer revokes
+ * it (reason "expired"), so a controller that vanished cannot leave a
+ * control capability behind.  The controller ties a control capability's
+ * ttl to its lease and renews it (capability.renew) with the lease's
+ * heartbeat; between the deadline and the timer's turn, lookups already
+ * treat it as gone.
  */
 #include "autoconf.h"
 
@@ -130,6 +137,10 @@ capability_find(const char *t, size_t n)
 		if (token_equal(cap->token, strlen(cap->token), t, n))
 			found = cap;
 	}
+	/* Past its deadline it opens nothing, even before its timer ran. */
+	if (found != NULL && found->expires_ms > 0 &&
+	    (int64_t)cap_wall_ms() >= found->expires_ms)
+		return NULL;
 	return found;
 }
 
@@ -408,4 +419,46 @@ capability_op_revoke(struct control_conn *c, uint32_t id, json_t *args,
 	cap_revoke(cap, "revoked");
 	return control_reply(c, id, json_pack("{s:s,s:b}", "id", cid,
 	    "revoked", 1));
+}
+
+/*
+ * Move the deadline of a live capability to ttl seconds from now (the
+ * controller's lease heartbeat).  An expired one stays dead: NOT_FOUND.
+ */
+int
+capability_op_renew(struct control_conn *c, uint32_t id, json_t *args,
+    char *detail, size_t detaillen)
+{
+	static const char *const keys[] = { "token", "id", "ttl", "bot",
+	    "fence", NULL };
+	struct capability	*cap;
+	const char		*t = NULL, *cidarg = NULL;
+	int64_t			 ttl;
+	int			 r, rt, ri;
+
+	if ((r = jsonx_only_keys(args, keys, detail)) != 0)
+		return r;
+	rt = jsonx_str(args, "token", 256, &t, detail);
+	ri = jsonx_str(args, "id", 16, &cidarg, detail);
+	if ((rt != 0 && rt != ERR_NOT_FOUND) ||
+	    (ri != 0 && ri != ERR_NOT_FOUND))
+		return rt != 0 && rt != ERR_NOT_FOUND ? rt : ri;
+	if ((t == NULL) == (cidarg == NULL)) {
+		snprintf(detail, detaillen, "Give exactly one of token and id.");
+		return ERR_BAD_REQUEST;
+	}
+	if ((r = jsonx_int(args, "ttl", 1, CAP_TTL_MAX, &ttl, detail)) != 0)
+		return r == ERR_NOT_FOUND ? ERR_BAD_REQUEST : r;
+	cap = t != NULL ? capability_find(t, strlen(t)) :
+	    capability_find_id(cidarg);
+	if (cap == NULL || (cap->expires_ms > 0 &&
+	    (int64_t)cap_wall_ms() >= cap->expires_ms))
+		return ERR_NOT_FOUND;
+	loop_timer_cancel(cap->expiry);
+	cap->expires_ms = (int64_t)cap_wall_ms() + ttl * 1000;
+	cap->expiry = loop_timer_add((uint64_t)ttl * 1000, cap_expire, cap);
+	log_debug("screen.capability.renewed", "id=%s ttl=%lld", cap->id,
+	    (long long)ttl);
+	return control_reply(c, id, json_pack("{s:s,s:I}", "id", cap->id,
+	    "expires_ms", (json_int_t)cap->expires_ms));
 }

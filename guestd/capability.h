@@ -16,6 +16,11 @@
  *                    ready display.
  *  capability.revoke {token}  (mutating) -> {id, revoked:true}
  *                    NOT_FOUND for an unknown (or expired) token.
+ *  capability.renew  {token | id, ttl}  (mutating) -> {id, expires_ms}
+ *                    the deadline becomes ttl seconds from now; the
+ *                    controller renews a control capability with its
+ *                    lease's heartbeat, so it dies on its own when the
+ *                    controller is gone.  NOT_FOUND once expired.
  *
  * Events to every controller: screen.capability.revoked {id, policy,
  * reason: revoked|expired|display_closed}.  Tokens are never logged.
@@ -34,6 +39,8 @@ struct display;
 int	capability_op_grant(struct control_conn *, uint32_t, json_t *, char *,
 	    size_t);
 int	capability_op_revoke(struct control_conn *, uint32_t, json_t *,
+	    char *, size_t);
+int	capability_op_renew(struct control_conn *, uint32_t, json_t *,
 	    char *, size_t);
 
 /* Register with display.c (main.c calls this once). */

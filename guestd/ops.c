@@ -48,6 +48,7 @@ const struct control_op ops_table[] = {
 	{ "display.act",	act_op,			1 },
 	{ "capability.grant",	capability_op_grant,	1 },
 	{ "capability.revoke",	capability_op_revoke,	1 },
+	{ "capability.renew",	capability_op_renew,	1 },
 	{ "browser.open",	browser_op_open,	1 },
 	{ "browser.close",	browser_op_close,	1 },
 	{ "browser.quiesce",	browser_op_quiesce,	0 },

@@ -139,6 +139,130 @@ test_capabilities(void **state)
 }
 
 static void
+test_command_passwords(void **state)
+{
+	check("mysql -uroot -pS3cretPw db", "mysql -uroot -p[REDACTED] db");
+	check("mysqldump -h h -p'a b' db >x.sql",
+	    "mysqldump -h h -p'[REDACTED]' db >x.sql");
+	check("mysql -p\"s3 cr\" db", "mysql -p\"[REDACTED]\" db");
+	check("mariadb -pS3c.r!t -e 'select 1'",
+	    "mariadb -p[REDACTED] -e 'select 1'");
+	check("/usr/bin/mysql --user=u -pZz9",
+	    "/usr/bin/mysql --user=u -p[REDACTED]");
+	check("sshpass -p hunter2 ssh -p 2222 u@h",
+	    "sshpass -p [REDACTED] ssh -p 2222 u@h");
+	check("sshpass -phunter2 scp f h:", "sshpass -p[REDACTED] scp f h:");
+	check("curl -u alice:Pa55w0rd https://h/x",
+	    "curl -u alice:[REDACTED] https://h/x");
+	check("curl -s https://h/x --user bob:hunter2 -o f",
+	    "curl -s https://h/x --user bob:[REDACTED] -o f");
+	check("curl -ualice:Pa55 h", "curl -ualice:[REDACTED] h");
+	check("curl -U proxy:pw -x p h", "curl -U proxy:[REDACTED] -x p h");
+	check("redis-cli -a R3dis! ping", "redis-cli -a [REDACTED] ping");
+	/* Inside a log_quote()d value. */
+	check("event=exec.start cmd=\"mysql -pS3cret -e \\\"select 1\\\"\" x=1",
+	    "event=exec.start cmd=\"mysql -p[REDACTED] -e \\\"select 1\\\"\" "
+	    "x=1");
+}
+
+static void
+test_secret_options(void **state)
+{
+	check("gh auth login --token ghx123 --verbose",
+	    "gh auth login --token [REDACTED] --verbose");
+	check("app --password hunter2 -v", "app --password [REDACTED] -v");
+	check("app --token=abc --password=def",
+	    "app --token=[REDACTED] --password=[REDACTED]");
+	check("vault --client-secret \"a b\" x",
+	    "vault --client-secret \"[REDACTED]\" x");
+	check("x --api-key K1 --db-pass P2",
+	    "x --api-key [REDACTED] --db-pass [REDACTED]");
+	/* A flag followed by the next option or nothing keeps both. */
+	check("mysql --password --verbose", "mysql --password --verbose");
+	check("run --token", "run --token");
+}
+
+static void
+test_assignments(void **state)
+{
+	check("DB_PASS=hunter2 ./run", "DB_PASS=[REDACTED] ./run");
+	check("export SMTP_PASSWORD='x y' PGPASSWORD=z",
+	    "export SMTP_PASSWORD='[REDACTED]' PGPASSWORD=[REDACTED]");
+	check("MY_SECRET=a GH_TOKEN=b AWS_KEY=c CREDENTIALS=d X_AUTH=e",
+	    "MY_SECRET=[REDACTED] GH_TOKEN=[REDACTED] AWS_KEY=[REDACTED] "
+	    "CREDENTIALS=[REDACTED] X_AUTH=[REDACTED]");
+	check("MYSQL_PWD=p1 dbPass=p2 pass=p3 passphrase=p4",
+	    "MYSQL_PWD=[REDACTED] dbPass=[REDACTED] pass=[REDACTED] "
+	    "passphrase=[REDACTED]");
+}
+
+static void
+test_key_shapes(void **state)
+{
+	check("key sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z end",
+	    "key sk-[REDACTED] end");
+	check("sk-ant-api03-Xy7Zq2Wv9Ut4Sr1Pq6On3Ml8Kj5Ih0GfEdCbA-aBcD",
+	    "sk-ant-[REDACTED]");
+	check("echo ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R done",
+	    "echo ghp_[REDACTED] done");
+	check("gho_abcdefghijklmnopqrstuvwxyz0123456789",
+	    "gho_[REDACTED]");
+	check("github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+	    "github_pat_[REDACTED]");
+	check("SLACK xoxb-123456789012-1234567890123-AbCdEfGh x",
+	    "SLACK xoxb-[REDACTED] x");
+	check("xoxp-2222222222-3333333333 x", "xoxp-[REDACTED] x");
+	check("aws AKIAIOSFODNN7EXAMPLE us-east-1",
+	    "aws AKIA[REDACTED] us-east-1");
+	check("\"k\":\"sk_live_4eC39HqLyjWDarjtT1zdp7dc\"",
+	    "\"k\":\"sk_live_[REDACTED]\"");
+	check("AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+	    "AIza[REDACTED]");
+}
+
+static void
+test_jwt(void **state)
+{
+	check("t eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig-_nature9 x",
+	    "t [REDACTED] x");
+	check("jwt=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.ab",
+	    "jwt=[REDACTED]");
+	/* Unsigned: the signature is empty. */
+	check("eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0. ok", "[REDACTED] ok");
+}
+
+/* Near misses: each must pass unchanged (no hidden command). */
+static void
+test_near_misses(void **state)
+{
+	static const char *const plain[] = {
+		"ls -p /tmp", "mkdir -p a/b/c", "gcc -pthread -pipe x.c",
+		"grep -u x f", "sort -u f | uniq -u", "ssh -p 2222 u@h",
+		"docker run -u 1000:1000 img", "sudo -u postgres psql",
+		"tar -xpf a.tar", "ps -u root", "git add -u",
+		"mysql -p db", "mysql -P 3306 -h h db",
+		"curl -u alice https://h/x", "curl -s -o out https://h/x",
+		"ls; -pfoo", "echo mysql; ls -palh",
+		"sshpass -f pwfile ssh -p 22 h",
+		"cmd=\"mysql -u root -p\" cwd=/w",
+		"pip install sk-learn scikit-learn",
+		"sk-learn-tutorial-for-beginners-2024",
+		"sk-abcdefghijklmnopqrstuvwxyz",
+		"AKIATOOSHORT AKIAIOSFODNN7EXAMPLEX akia1234567890123456",
+		"ghp_short xoxb- xoxb-12 github_pat_",
+		"eyJ eyJhbGciOi.x eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0",
+		"bypass=1 passthrough=2 compass=3 passenger=4",
+		"PWD=/home/u OLDPWD=/tmp", "version 1.2.3 file.tar.gz",
+		"--tokens 5 --password-file /etc/p --passes 3",
+		NULL
+	};
+	size_t	 i;
+
+	for (i = 0; plain[i] != NULL; i++)
+		check(plain[i], plain[i]);
+}
+
+static void
 test_bounds(void **state)
 {
 	const char	*in = "token=abcdef and more text here";
@@ -168,7 +292,8 @@ test_linear(void **state)
 {
 	static const char *const units[] = {
 		"a", "token", "\"token\" ", "Bearer ", "http://", "/screen",
-		"x=", "\\\"", NULL
+		"x=", "\\\"", "mysql -p", "curl -u a", "--token ",
+		"eyJaaaaaaaaaaa.", "sk-", NULL
 	};
 	size_t	 big = 1 << 20, i, j, ul;
 	char	*in, *out;
@@ -218,6 +343,12 @@ main(void)
 		cmocka_unit_test(test_key_value),
 		cmocka_unit_test(test_json_pairs),
 		cmocka_unit_test(test_capabilities),
+		cmocka_unit_test(test_command_passwords),
+		cmocka_unit_test(test_secret_options),
+		cmocka_unit_test(test_assignments),
+		cmocka_unit_test(test_key_shapes),
+		cmocka_unit_test(test_jwt),
+		cmocka_unit_test(test_near_misses),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_linear),
 		cmocka_unit_test(test_key_is_secret),
