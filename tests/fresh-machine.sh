@@ -116,8 +116,11 @@ if [ "${1:-}" = "--inner" ]; then
 			: > "$log"
 			# Its own session and process group, as a terminal's
 			# foreground job has: the SIGINT below reaches every
-			# process of the demo, as Ctrl-C would.
-			setsid chroot "$ROOT" /usr/bin/env -i HOME=/root \
+			# process of the demo, as Ctrl-C would.  SIGINT not
+			# ignored: a script's background jobs start with it
+			# ignored, which a shell cannot trap.
+			setsid env --default-signal=INT \
+			    chroot "$ROOT" /usr/bin/env -i HOME=/root \
 			    LANG=C.UTF-8 TERM=dumb SHELL=/bin/bash USER=root \
 			    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 			    /bin/bash -c 'cd /root/rakazo-computer &&
