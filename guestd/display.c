@@ -602,7 +602,7 @@ display_wm_cb(pid_t pid, int status, void *arg)
 {
 	struct display	*d = arg;
 	char		 raw[DISPLAY_WM_ERR_MAX + 1], q[4 * DISPLAY_WM_ERR_MAX + 3];
-	size_t		 i, n;
+	size_t		 i, n, skip;
 
 	/* It has exited: all it wrote is in the pipe, unless a child of its
 	 * own still holds the write end (then what is there so far). */
@@ -614,9 +614,13 @@ display_wm_cb(pid_t pid, int status, void *arg)
 	n = d->wm_errlen;
 	while (n > 0 && (d->wm_err[n - 1] == '\n' || d->wm_err[n - 1] == ' '))
 		n--;
-	for (i = 0; i < n; i++)	/* NULs would cut the line short */
-		raw[i] = d->wm_err[i] == '\0' ? ' ' : d->wm_err[i];
-	raw[n] = '\0';
+	/* A tail may begin inside a UTF-8 character: start after it. */
+	for (skip = 0; skip < n && skip < 3 &&
+	    ((unsigned char)d->wm_err[skip] & 0xc0) == 0x80; skip++)
+		;
+	for (i = skip; i < n; i++)	/* NULs would cut the line short */
+		raw[i - skip] = d->wm_err[i] == '\0' ? ' ' : d->wm_err[i];
+	raw[n - skip] = '\0';
 	log_quote(q, sizeof q, raw);
 	log_warn("display.wm_exited", "bot=%s slot=%d pid=%d status=%d "
 	    "stderr=%s", d->bot, d->slot, (int)pid, status, q);
