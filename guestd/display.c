@@ -58,6 +58,12 @@
 
 enum display_state { DISPLAY_STARTING, DISPLAY_READY, DISPLAY_CLOSING };
 
+/*
+ * What guestd keeps of a window manager's stderr: its last bytes, where a
+ * program that exits at once says why.  Older bytes are dropped.
+ */
+#define DISPLAY_WM_ERR_MAX	768
+
 struct display_waiter {
 	struct control_stream	 s;	/* first: we get it back from ops */
 	struct display		*d;
@@ -74,6 +80,9 @@ struct display {
 	enum display_state	 state;
 	pid_t			 pid;
 	pid_t			 wm_pid;	/* its window manager, 0 */
+	struct loop_fd		*wm_errfd;	/* the read end of its stderr */
+	char			 wm_err[DISPLAY_WM_ERR_MAX];	/* its tail */
+	size_t			 wm_errlen;
 	struct loop_fd		*readyfd;
 	char			 readybuf[16];
 	size_t			 readylen;
@@ -527,19 +536,101 @@ display_run_closing_hook(struct display *d)
 		display_closing_hook(d);
 }
 
+/*
+ * Read what the window manager wrote to stderr, keeping the tail.  Returns
+ * 1 at end of file or on an error (the pipe is done), 0 when it would block.
+ */
+static int
+display_wm_err_read(struct display *d, int fd)
+{
+	char	buf[4096];
+	ssize_t	n;
+	size_t	keep;
+
+	for (;;) {
+		n = read(fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;
+		if (n <= 0)
+			return 1;
+		if ((size_t)n >= sizeof d->wm_err) {
+			memcpy(d->wm_err, buf + n - sizeof d->wm_err,
+			    sizeof d->wm_err);
+			d->wm_errlen = sizeof d->wm_err;
+			continue;
+		}
+		if (d->wm_errlen + (size_t)n > sizeof d->wm_err) {
+			keep = sizeof d->wm_err - (size_t)n;
+			memmove(d->wm_err, d->wm_err + d->wm_errlen - keep,
+			    keep);
+			d->wm_errlen = keep;
+		}
+		memcpy(d->wm_err + d->wm_errlen, buf, (size_t)n);
+		d->wm_errlen += (size_t)n;
+	}
+}
+
+/*
+ * The window manager's stderr, read as it comes so a chatty one never
+ * blocks on a full pipe; at its end only the loop_fd goes (the tail stays
+ * for display_wm_cb).
+ */
+static void
+display_wm_err_cb(struct loop_fd *lf, int events, void *arg)
+{
+	struct display	*d = arg;
+
+	if (display_wm_err_read(d, loop_fd_get(lf)) && !(events & LOOP_HUP)) {
+		loop_fd_close(lf);
+		d->wm_errfd = NULL;
+		return;
+	}
+	if (events & LOOP_HUP)
+		d->wm_errfd = NULL;	/* the loop closes it */
+}
+
+/*
+ * The window manager exited on its own (display_wm_stop forgets it before
+ * stopping it): the desktop has none from now on.  Say so at warning level
+ * with the end of what it wrote to stderr, which says why (twm: "unable to
+ * open fontset").  The log line passes through redaction like every other.
+ */
 static void
 display_wm_cb(pid_t pid, int status, void *arg)
 {
 	struct display	*d = arg;
+	char		 raw[DISPLAY_WM_ERR_MAX + 1], q[4 * DISPLAY_WM_ERR_MAX + 3];
+	size_t		 i, n, skip;
 
-	log_info("display.wm_exited", "bot=%s slot=%d pid=%d status=%d",
-	    d->bot, d->slot, (int)pid, status);
+	/* It has exited: all it wrote is in the pipe, unless a child of its
+	 * own still holds the write end (then what is there so far). */
+	if (d->wm_errfd != NULL) {
+		(void)display_wm_err_read(d, loop_fd_get(d->wm_errfd));
+		loop_fd_close(d->wm_errfd);
+		d->wm_errfd = NULL;
+	}
+	n = d->wm_errlen;
+	while (n > 0 && (d->wm_err[n - 1] == '\n' || d->wm_err[n - 1] == ' '))
+		n--;
+	/* A tail may begin inside a UTF-8 character: start after it. */
+	for (skip = 0; skip < n && skip < 3 &&
+	    ((unsigned char)d->wm_err[skip] & 0xc0) == 0x80; skip++)
+		;
+	for (i = skip; i < n; i++)	/* NULs would cut the line short */
+		raw[i - skip] = d->wm_err[i] == '\0' ? ' ' : d->wm_err[i];
+	raw[n - skip] = '\0';
+	log_quote(q, sizeof q, raw);
+	log_warn("display.wm_exited", "bot=%s slot=%d pid=%d status=%d "
+	    "stderr=%s", d->bot, d->slot, (int)pid, status, q);
 	d->wm_pid = 0;
+	d->wm_errlen = 0;
 }
 
 /* In the child: only async-signal-safe calls until exec. */
 static void
-display_wm_child(char *const argv[], char *const envp[])
+display_wm_child(char *const argv[], char *const envp[], int errfd)
 {
 	sigset_t	none;
 	int		devnull;
@@ -553,7 +644,7 @@ display_wm_child(char *const argv[], char *const envp[])
 		_exit(127);
 	(void)dup2(devnull, 0);
 	(void)dup2(devnull, 1);
-	(void)dup2(devnull, 2);
+	(void)dup2(errfd != -1 ? errfd : devnull, 2);
 	(void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 	execve(argv[0], argv, envp);
 	_exit(127);
@@ -562,13 +653,18 @@ display_wm_child(char *const argv[], char *const envp[])
 /*
  * twm's own defaults make the user place every new window with the mouse,
  * so an application would never appear: give it a file that places them.
+ * Its default fonts ("variable") are bitmap fonts a fresh machine may not
+ * have, and without them twm exits at once: name "fixed", which Xvfb
+ * always has (its built-in font path), installed fonts or not.
  * Returns the file, or NULL to run twm with its defaults.
  */
 static const char *
 display_twmrc(void)
 {
 	static const char	 rc[] = "RandomPlacement\nUsePPosition \"on\"\n"
-	    "NoGrabServer\n";
+	    "NoGrabServer\n"
+	    "TitleFont \"fixed\"\nResizeFont \"fixed\"\nMenuFont \"fixed\"\n"
+	    "IconFont \"fixed\"\nIconManagerFont \"fixed\"\n";
 	static char		 path[PATH_MAX];
 	int			 fd;
 
@@ -603,6 +699,7 @@ display_wm_start(struct display *d)
 	const char	*base, *rc;
 	size_t		 n = 0, k = 0;
 	pid_t		 pid;
+	int		 errp[2], saved;
 
 	if (display_wm[0] == '\0')
 		return;
@@ -626,16 +723,27 @@ display_wm_start(struct display *d)
 		argv[2] = (char *)rc;
 		argv[3] = NULL;
 	}
+	/* Its stderr comes back through a pipe (else /dev/null). */
+	if (pipe2(errp, O_CLOEXEC) == -1)
+		errp[0] = errp[1] = -1;
 	pid = fork();
 	if (pid == 0)
-		display_wm_child(argv, envp);
+		display_wm_child(argv, envp, errp[1]);
+	saved = errno;
 	free(envp);
+	if (errp[1] != -1)
+		close(errp[1]);
 	if (pid == -1) {
+		if (errp[0] != -1)
+			close(errp[0]);
 		log_warn("display.wm_failed", "bot=%s slot=%d error=\"%s\"",
-		    d->bot, d->slot, strerror(errno));
+		    d->bot, d->slot, strerror(saved));
 		return;
 	}
 	d->wm_pid = pid;
+	d->wm_errlen = 0;
+	if (errp[0] != -1)
+		d->wm_errfd = loop_fd_add(errp[0], display_wm_err_cb, d);
 	loop_child_watch(pid, display_wm_cb, d);
 	log_info("display.wm_start", "bot=%s slot=%d pid=%d", d->bot,
 	    d->slot, (int)pid);
@@ -645,6 +753,8 @@ display_wm_start(struct display *d)
 static void
 display_wm_stop(struct display *d)
 {
+	loop_fd_close(d->wm_errfd);
+	d->wm_errfd = NULL;
 	if (d->wm_pid <= 0)
 		return;
 	loop_child_forget(d->wm_pid);

@@ -480,6 +480,52 @@ gw_parse_target(struct lws *wsi, char *tok, size_t toklen)
 	return NULL;
 }
 
+/*
+ * Refuse an upgrade with an HTTP status before closing, so a viewer can
+ * say why (noVNC and curl saw only an empty reply).  Written here rather
+ * than with lws_return_http_status(), which answers an upgrade request
+ * "HTTP/1.0" (lws 4.1 records the request's version only for plain HTTP).
+ * The reply is short and goes out at once; the caller's filter then
+ * returns nonzero, which closes the connection.  It never echoes the path
+ * (the token is in it).
+ */
+void
+gateway_refuse(struct lws *wsi, int code, const char *body)
+{
+	unsigned char	 buf[LWS_PRE + 256];
+	const char	*status = code == 403 ? "403 Forbidden" :
+			    code == 404 ? "404 Not Found" :
+			    "503 Service Unavailable";
+	int		 n;
+
+	n = snprintf((char *)buf + LWS_PRE, sizeof buf - LWS_PRE,
+	    "HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+	    "Content-Length: %zu\r\nCache-Control: no-store\r\n"
+	    "Connection: close\r\n\r\n%s\n", status, strlen(body) + 1, body);
+	if (n > 0 && (size_t)n < sizeof buf - LWS_PRE)
+		(void)lws_write(wsi, buf + LWS_PRE, (size_t)n,
+		    LWS_WRITE_HTTP_HEADERS);
+}
+
+/*
+ * 404 for a path that names no screen, 403 for a token that is unknown or
+ * revoked, 503 when no connection state could be had.
+ */
+static int
+gw_refuse(struct lws *wsi, const char *why)
+{
+	gw_reject(why);
+	if (strcmp(why, "invalid_path") == 0)
+		gateway_refuse(wsi, 404, "no screen at this path");
+	else if (strcmp(why, "authority_rejected") == 0)
+		gateway_refuse(wsi, 403,
+		    "unknown, expired or revoked screen token");
+	else
+		gateway_refuse(wsi, 503,
+		    "the screen gateway cannot take a viewer now");
+	return -1;
+}
+
 static int
 gw_filter(struct gateway_conn *g, struct lws *wsi)
 {
@@ -491,8 +537,8 @@ gw_filter(struct gateway_conn *g, struct lws *wsi)
 		why = "authority_rejected";
 	if (why != NULL || g == NULL) {
 		explicit_bzero(tok, sizeof tok);
-		gw_reject(why != NULL ? why : "authority_unavailable");
-		return -1;
+		return gw_refuse(wsi, why != NULL ? why :
+		    "authority_unavailable");
 	}
 	snprintf(g->token, sizeof g->token, "%s", tok);
 	explicit_bzero(tok, sizeof tok);

@@ -55,6 +55,12 @@ struct lws;
 typedef int	(*gateway_term_fn)(struct lws *wsi, int reason, void *in,
 		    size_t len);
 void	 gateway_set_term(gateway_term_fn fn);
+/*
+ * Answer a websocket upgrade being refused with an HTTP status (403, 404,
+ * else 503) and a one-line body, from a FILTER_PROTOCOL_CONNECTION
+ * callback that then returns nonzero.
+ */
+void	 gateway_refuse(struct lws *wsi, int code, const char *body);
 /* The bound port, 0 when the gateway is off. */
 int	 gateway_port(void);
 /* Close every websocket of cap now (closed_by revoked). */

@@ -54,6 +54,7 @@
 #include "capability.h"
 #include "err.h"
 #include "exec.h"
+#include "gateway.h"
 #include "guestd.h"
 #include "log.h"
 #include "loop.h"
@@ -879,6 +880,14 @@ pty_filter(struct lws *wsi)
 	if (pty_authorise(wsi, &why) != NULL)
 		return 0;
 	log_info("term.rejected", "reason=%s", why);
+	/* A status, not an empty reply, so the page can say why. */
+	if (strcmp(why, "invalid_path") == 0)
+		gateway_refuse(wsi, 404, "no terminal at this path");
+	else if (strcmp(why, "view_capability") == 0)
+		gateway_refuse(wsi, 403, "a view token cannot open a terminal");
+	else
+		gateway_refuse(wsi, 403,
+		    "unknown, expired or revoked terminal token");
 	return -1;
 }
 

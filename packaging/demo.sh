@@ -10,11 +10,17 @@
 #   - opens alice's desktop with a visible window on it,
 #   - takes control and prints the URLs of alice's screen (noVNC) and
 #     terminal (xterm.js) to open in a browser.
-# The controller stays in the foreground; Ctrl-C stops it and the computer.
+# The controller stays in the foreground; Ctrl-C stops the computer, then
+# the controller.  The controller runs in a session of its own, so the
+# terminal's SIGINT reaches only this script, which stops things in that
+# order (a controller gone first would leave the computer running).
 #
 # Settings: RAKAZO_BUILD_DIR (build/), RAKAZO_DEMO_PORT (0: any free port),
 # RAKAZO_DEMO_DIR (a temp dir, removed at the end), RAKAZO_DEMO_USER (as
-# root, the unprivileged user guestd becomes; default nobody).
+# root, the unprivileged user guestd becomes; default nobody).  RAKAZOCTL
+# and GUESTD, both set: prebuilt binaries to run (dependencies and build are
+# skipped; the terminal page comes from TERM_ASSETS, default
+# $RAKAZO_BUILD_DIR/term-assets), as the tests do.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -25,17 +31,24 @@ say() {
 	printf '\n\033[1m== %s\033[0m\n' "$*"
 }
 
-say "dependencies"
-./packaging/install-deps.sh
+if [ -n "${RAKAZOCTL:-}" ] && [ -n "${GUESTD:-}" ]; then
+	say "prebuilt: $RAKAZOCTL and $GUESTD"
+	ASSETS=${TERM_ASSETS:-$BUILD/term-assets}
+else
+	say "dependencies"
+	./packaging/install-deps.sh
 
-say "build ($BUILD)"
-[ -x configure ] || autoreconf -fi
-mkdir -p "$BUILD"
-if [ ! -f "$BUILD/Makefile" ]; then
-	(cd "$BUILD" && "$TOP/configure" -q)
+	say "build ($BUILD)"
+	[ -x configure ] || autoreconf -fi
+	mkdir -p "$BUILD"
+	if [ ! -f "$BUILD/Makefile" ]; then
+		(cd "$BUILD" && "$TOP/configure" -q)
+	fi
+	make -C "$BUILD" -j"$(nproc)" -s
+	RAKAZOCTL="$BUILD/controller/rakazoctl"
+	GUESTD="$BUILD/guestd/guestd"
+	ASSETS="$BUILD/term-assets"
 fi
-make -C "$BUILD" -j"$(nproc)" -s
-RAKAZOCTL="$BUILD/controller/rakazoctl"
 
 if [ -n "${RAKAZO_DEMO_DIR:-}" ]; then
 	D=$RAKAZO_DEMO_DIR
@@ -76,11 +89,15 @@ trap 'echo; echo "stopping"; exit 0' INT TERM
 say "start the controller (data in $D/data, local provider)"
 rm -f "$D/ready"
 mkfifo -m 600 "$D/ready"
-# guestd serves the terminal page from the build tree.
-GUESTD_TERM_ASSETS="$BUILD/term-assets" \
-"$RAKAZOCTL" serve --listen "127.0.0.1:${RAKAZO_DEMO_PORT:-0}" \
+# guestd serves the terminal page from the build tree.  setsid: out of the
+# terminal's process group, so Ctrl-C leaves it to cleanup() to stop the
+# computer first and the controller after.  (A script has no job control:
+# this background child is no group leader, so setsid does not fork and $!
+# stays the controller's pid.)
+GUESTD_TERM_ASSETS="$ASSETS" \
+setsid "$RAKAZOCTL" serve --listen "127.0.0.1:${RAKAZO_DEMO_PORT:-0}" \
     --data-dir "$D/data" --token-file "$D/api-token" --provider local \
-    --guestd "$BUILD/guestd/guestd" --ready-file "$D/ready" \
+    --guestd "$GUESTD" --ready-file "$D/ready" \
     "${USER_ARGS[@]}" >"$D/serve.log" 2>&1 &
 SERVE_PID=$!
 exec 4<>"$D/ready"
@@ -121,10 +138,22 @@ fi
 
 say "alice's desktop"
 ctl open alice
+names=""
 for w in "xterm -geometry 100x30+40+40" "xeyes -geometry 300x200+700+80"; do
 	command -v "${w%% *}" >/dev/null 2>&1 || continue
 	ctl shell --bot alice -- "setsid -f $w </dev/null >/dev/null 2>&1"
+	names="$names ${w%% *}"
 done
+# The screenshot once the windows are on screen: each mapped and viewable
+# (its WM_NAME is the program's name), at most 10 s each.
+if [ -n "$names" ] && command -v xwininfo >/dev/null 2>&1; then
+	"$RAKAZOCTL" shell --bot alice -- "for w in $names; do i=0
+	    until xwininfo -name \$w 2>/dev/null | grep -q IsViewable; do
+		i=\$((i + 1)); [ \$i -lt 100 ] ||
+		    { echo \"\$w: not on screen after 10 s\"; break; }
+		sleep 0.1
+	    done; done"
+fi
 ctl screenshot --bot alice "$D/alice.png"
 echo "screenshot: $D/alice.png"
 

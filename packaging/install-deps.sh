@@ -9,14 +9,18 @@ set -eu
 # Tests: cmocka (unit), clang + compiler-rt (ASan/UBSan, libFuzzer),
 # llvm-14 for llvm-symbolizer (readable sanitizer stacks), mandoc (man page
 # lint in `make check`), and the plain tools the integration scripts use;
-# twm so tests/integration/display-wm.sh has a window manager to start.
+# twm so tests/integration/display-wm.sh has a window manager to start,
+# and xfonts-base, the bitmap fonts X clients (xterm, xlogo) name by
+# default: a fresh machine has none, and Xvfb alone has only "fixed" and
+# "cursor".  (twm's own default, "variable", needs more than this: the
+# twmrc guestd writes names "fixed", which every Xvfb has.)
 PKGS="
 autoconf automake libtool pkg-config make gcc libc6-dev
 clang libclang-rt-14-dev llvm-14
 libwebsockets-dev libjansson-dev libcmocka-dev libarchive-dev libssl-dev
 libx11-dev libxext-dev libxdamage-dev libxfixes-dev libxtst-dev
 libturbojpeg0-dev libpng-dev xvfb x11-utils x11-apps
-twm
+twm xfonts-base
 novnc xterm
 chromium jq
 libvncserver-dev

@@ -170,6 +170,29 @@ tok2=$(token_of "$g")
 rej "/screen/${tok2%?}" invalid_path
 rej "/screen/${tok2}x" invalid_path
 
+# A refused upgrade still gets an HTTP status, so a viewer can say why
+# (issue 11 item 6): the status line read from a raw socket.
+upgrade_status() {	# path
+	local line=""
+	exec 7<>"/dev/tcp/127.0.0.1/$gw" || t_fail "connect $gw"
+	printf 'GET %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n' \
+	    "$1" "$gw" >&7
+	IFS= read -r -t 10 line <&7 || true
+	exec 7<&-
+	printf '%s' "${line%$'\r'}"
+}
+s=$(upgrade_status "/screen/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+t_contains "$s" "HTTP/1.1 403" "unknown token upgrade status"
+s=$(upgrade_status "/websockify?token=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+t_contains "$s" "HTTP/1.1 403" "unknown ?token= upgrade status"
+s=$(upgrade_status "/screen/short")
+t_contains "$s" "HTTP/1.1 404" "malformed token upgrade status"
+s=$(upgrade_status "/nope")
+t_contains "$s" "HTTP/1.1 404" "no screen path upgrade status"
+s=$(upgrade_status "/screen/$tok2")
+t_contains "$s" "HTTP/1.1 101" "good token upgrade status"
+t_note "refused upgrades: 403 (token), 404 (path); a good token: $s"
+
 # Expiry: a ttl of 1 s disconnects the viewer and refuses the token.
 g=$(grant view 1) || t_fail "grant ttl: $g"
 tok3=$(token_of "$g")

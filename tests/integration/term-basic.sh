@@ -61,6 +61,21 @@ t_contains "$r" "refused" "token with a suffix"
 r=$("$TERMPROBE" --url "ws://127.0.0.1:$GW/term/" </dev/null)
 t_contains "$r" "refused" "no token"
 ! grep -q "$ctl" "$GUESTD_LOG" || t_fail "token logged"
+# ... with an HTTP status, not an empty reply (issue 11 item 6): the
+# status line read from a raw socket.
+upgrade_status() {	# path
+	local line=""
+	exec 7<>"/dev/tcp/127.0.0.1/$GW" || t_fail "connect $GW"
+	printf 'GET %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n' \
+	    "$1" "$GW" >&7
+	IFS= read -r -t 10 line <&7 || true
+	exec 7<&-
+	printf '%s' "${line%$'\r'}"
+}
+t_contains "$(upgrade_status "/term/$view")" "HTTP/1.1 403" "view status"
+t_contains "$(upgrade_status "/term/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")" \
+    "HTTP/1.1 403" "unknown token status"
+t_contains "$(upgrade_status "/term/$ctl/x")" "HTTP/1.1 404" "bad path status"
 
 # Two shells at once, independent; a dropped one is hung up; a new
 # connection gets a new shell while the other keeps running.

@@ -1,0 +1,302 @@
+#!/usr/bin/env bash
+# The README's Quick start on a fresh Debian 12 machine, proven from a clean
+# state: a new Debian 12 root made with debootstrap, a clean `git clone` of
+# this repository's HEAD (committed work only) copied into it, and the two
+# README commands run inside it through chroot, as root:
+#
+#   1. ./packaging/demo.sh: bounded; it must print the screen URL with a
+#      window manager running on alice's desktop and none exited; then it
+#      gets a SIGINT to its process group (a terminal's Ctrl-C) and must
+#      leave no guestd, Xvfb or window manager behind and remove its temp
+#      data dir.
+#   2. ./.ci/run: must end "N passed, 0 failed".
+#
+# Not part of .ci/run (it takes far longer than CI's budget: debootstrap,
+# every package, then the whole of .ci/run).  Needs root, network access to
+# a Debian mirror, and nothing installed by hand on the host except
+# debootstrap (installed here with apt-get when missing) and git (this is a
+# checkout).  The mounts (/proc, /sys, /dev, /dev/pts, /dev/shm) live in a
+# private mount namespace, so they vanish with the script.
+#
+# Settings:
+#   DEBIAN_MIRROR           the Debian archive (default: the first one apt
+#                           on this host uses for bookworm, else
+#                           http://deb.debian.org/debian)
+#   DEBIAN_SECURITY_MIRROR  the security archive (same rule, default
+#                           http://deb.debian.org/debian-security)
+#   RAKAZO_FRESH_DIR        where the root goes (default: a new temp dir
+#                           under /var/tmp, removed at the end)
+#   RAKAZO_FRESH_KEEP=1     keep the root afterwards
+#   RAKAZO_FRESH_STEPS      "demo ci" (default), or one of them
+#   RAKAZO_DEMO_TIMEOUT     seconds the demo may take to print its URL,
+#                           dependencies and build included (default 2400)
+# Logs: demo.log and ci.log in the fresh dir, and the end of each on failure.
+# Exit status 0 only when every step passed.
+set -euo pipefail
+
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+STEPS=${RAKAZO_FRESH_STEPS:-demo ci}
+DEMO_TIMEOUT=${RAKAZO_DEMO_TIMEOUT:-2400}
+
+say() {
+	printf '\n== fresh-machine: %s\n' "$*"
+}
+
+die() {
+	printf 'fresh-machine: %s\n' "$*" >&2
+	exit 1
+}
+
+# The URI apt on this host uses for suite $1 (deb822 or one-line format).
+apt_uri() {
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		awk -v suite="$1" '
+		    /^$/ { if (ok && uri != "") { print uri; exit } ok = 0; uri = "" }
+		    /^URIs:/ { uri = $2 }
+		    /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == suite) ok = 1 }
+		    END { if (ok && uri != "") print uri }' "$f"
+	done | head -n 1
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		awk -v suite="$1" '$1 == "deb" {
+		    for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i !~ /\]$/) break
+		    if ($(i + 1) == suite) print $i }' "$f"
+	done | head -n 1
+}
+
+# ---- the inner part: in a private mount namespace --------------------------
+if [ "${1:-}" = "--inner" ]; then
+	ROOT=$2
+	FRESH=$3
+
+	# Every process still running in the fresh root.
+	in_root() {
+		local p
+		for p in /proc/[0-9]*; do
+			[ "$(readlink "$p/root" 2>/dev/null)" = "$ROOT" ] &&
+			    echo "${p#/proc/}"
+		done
+		return 0
+	}
+	stop_root() {
+		local pids
+		pids=$(in_root)
+		[ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+	}
+	trap stop_root EXIT
+
+	mount -t proc proc "$ROOT/proc"
+	mount -t sysfs sysfs "$ROOT/sys"
+	mount --bind /dev "$ROOT/dev"
+	if ! mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts \
+	    "$ROOT/dev/pts" 2>/dev/null; then
+		mount --bind /dev/pts "$ROOT/dev/pts"
+	fi
+	[ ! -e "$ROOT/dev/pts/ptmx" ] ||
+		mount --bind "$ROOT/dev/pts/ptmx" "$ROOT/dev/ptmx"
+	mount -t tmpfs -o mode=1777 shm "$ROOT/dev/shm"
+
+	# run CMD: a shell command in the fresh root, as root, in the clone,
+	# with a fresh machine's environment (nothing of ours leaks in).
+	run() {
+		chroot "$ROOT" /usr/bin/env -i HOME=/root LANG=C.UTF-8 \
+		    TERM=dumb SHELL=/bin/bash USER=root LOGNAME=root \
+		    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		    /bin/bash -c "cd /root/rakazo-computer && $1"
+	}
+
+	ok=1
+	for step in $STEPS; do
+		case $step in
+		demo)
+			say "README command 1: ./packaging/demo.sh (log: $FRESH/demo.log)"
+			log=$FRESH/demo.log
+			: > "$log"
+			# Its own session and process group, as a terminal's
+			# foreground job has: the SIGINT below reaches every
+			# process of the demo, as Ctrl-C would.  SIGINT not
+			# ignored: a script's background jobs start with it
+			# ignored, which a shell cannot trap.
+			setsid env --default-signal=INT \
+			    chroot "$ROOT" /usr/bin/env -i HOME=/root \
+			    LANG=C.UTF-8 TERM=dumb SHELL=/bin/bash USER=root \
+			    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+			    /bin/bash -c 'cd /root/rakazo-computer &&
+				exec ./packaging/demo.sh' \
+			    </dev/null >"$log" 2>&1 &
+			demo=$!
+			end=$((SECONDS + DEMO_TIMEOUT))
+			while ! grep -q '^Watch and control alice' "$log"; do
+				kill -0 "$demo" 2>/dev/null || break
+				[ "$SECONDS" -lt "$end" ] || break
+				# Polls a log file written by another root:
+				# nothing to wait on but the file.
+				sleep 2
+			done
+			step_ok=1
+			if grep -q '^Watch and control alice' "$log"; then
+				echo "the demo printed the screen URL:"
+				grep -E '^(Watch|A shell)' "$log"
+			else
+				echo "the demo did not print the screen URL" >&2
+				step_ok=0
+			fi
+			# A window manager on alice's desktop: a child of
+			# the computer's guestd, still running, and no
+			# display.wm_exited in guestd's log.
+			wm=""
+			for p in $(in_root); do
+				c=$(cat "/proc/$p/comm" 2>/dev/null) || continue
+				case $c in twm | openbox | xfwm4 | fluxbox) ;;
+				*) continue ;; esac
+				pp=$(awk '/^PPid:/ { print $2 }' \
+				    "/proc/$p/status" 2>/dev/null)
+				[ "$(cat "/proc/$pp/comm" 2>/dev/null)" = \
+				    guestd ] || continue
+				d=$(tr '\0' '\n' <"/proc/$p/environ" |
+				    grep '^DISPLAY=' || true)
+				wm="$c (pid $p, $d)"
+			done
+			if [ -n "$wm" ]; then
+				echo "window manager on the desktop: $wm"
+			else
+				echo "no window manager runs on the desktop" >&2
+				step_ok=0
+			fi
+			glog=$(find "$ROOT"/tmp/rakazo-demo.* -name guestd.log \
+			    2>/dev/null | head -n 1 || true)
+			if [ -n "$glog" ] &&
+			    grep 'display.wm_exited' "$glog" >&2; then
+				echo "the window manager exited (above)" >&2
+				step_ok=0
+			fi
+			# Ctrl-C, as a terminal sends it: to the whole group.
+			kill -INT -- "-$demo" 2>/dev/null || true
+			end=$((SECONDS + 60))
+			while kill -0 "$demo" 2>/dev/null &&
+			    [ "$SECONDS" -lt "$end" ]; do
+				sleep 0.5
+			done
+			if kill -0 "$demo" 2>/dev/null; then
+				echo "the demo still runs 60 s after SIGINT" >&2
+				step_ok=0
+			fi
+			left=""
+			for p in $(in_root); do
+				c=$(cat "/proc/$p/comm" 2>/dev/null) || continue
+				case $c in guestd | Xvfb | twm | openbox | \
+				    rakazoctl | xterm | xeyes)
+					left="$left $c:$p" ;;
+				esac
+			done
+			if [ -n "$left" ]; then
+				echo "left running after Ctrl-C:$left" >&2
+				step_ok=0
+			fi
+			# Its temp data dir (guestd's home and logs) is gone.
+			for dd in "$ROOT"/tmp/rakazo-demo.*; do
+				[ -e "$dd" ] || continue
+				echo "left after Ctrl-C: ${dd#"$ROOT"}" >&2
+				step_ok=0
+			done
+			if [ "$step_ok" -eq 1 ]; then
+				echo "demo: PASS"
+			else
+				echo "demo: FAIL; the end of $log:" >&2
+				tail -n 40 "$log" >&2
+				[ -z "$glog" ] || tail -n 20 "$glog" >&2
+				ok=0
+			fi
+			stop_root
+			;;
+		ci)
+			say "README command 2: ./.ci/run (log: $FRESH/ci.log)"
+			rc=0
+			run './.ci/run' >"$FRESH/ci.log" 2>&1 || rc=$?
+			tail -n 1 "$FRESH/ci.log"
+			if [ "$rc" -eq 0 ] &&
+			    tail -n 1 "$FRESH/ci.log" | grep -q ' 0 failed$'; then
+				echo "ci: PASS"
+			else
+				echo "ci: FAIL (status $rc); the end of its log:" >&2
+				tail -n 60 "$FRESH/ci.log" >&2
+				ok=0
+			fi
+			stop_root
+			;;
+		*)
+			die "unknown step '$step' in RAKAZO_FRESH_STEPS"
+			;;
+		esac
+	done
+	[ "$ok" -eq 1 ]
+	exit
+fi
+
+# ---- the outer part: the fresh root ----------------------------------------
+[ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, chroot, mount)"
+command -v git >/dev/null 2>&1 || die "git is needed to clone this checkout"
+git -C "$SRC" rev-parse --verify -q HEAD >/dev/null ||
+	die "$SRC is not a git checkout"
+
+MIRROR=${DEBIAN_MIRROR:-$(apt_uri bookworm)}
+MIRROR=${MIRROR:-http://deb.debian.org/debian}
+SECURITY=${DEBIAN_SECURITY_MIRROR:-$(apt_uri bookworm-security)}
+SECURITY=${SECURITY:-http://deb.debian.org/debian-security}
+
+if ! command -v debootstrap >/dev/null 2>&1; then
+	say "installing debootstrap"
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 \
+	    update -q
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 \
+	    install -y -q --no-install-recommends debootstrap
+fi
+
+if [ -n "${RAKAZO_FRESH_DIR:-}" ]; then
+	FRESH=$RAKAZO_FRESH_DIR
+	mkdir -p "$FRESH"
+else
+	FRESH=$(mktemp -d /var/tmp/rakazo-fresh.XXXXXX)
+fi
+FRESH=$(cd "$FRESH" && pwd)
+ROOT=$FRESH/root
+cleanup() {
+	if [ "${RAKAZO_FRESH_KEEP:-0}" = 1 ]; then
+		echo "fresh-machine: kept $FRESH"
+	elif [ -z "${RAKAZO_FRESH_DIR:-}" ]; then
+		# Only if nothing is mounted there any more.
+		grep -q " $ROOT/" /proc/self/mounts || rm -rf "$FRESH"
+	else
+		grep -q " $ROOT/" /proc/self/mounts || rm -rf "$ROOT"
+	fi
+}
+trap cleanup EXIT
+
+say "a fresh Debian 12 root in $ROOT (mirror $MIRROR)"
+debootstrap bookworm "$ROOT" "$MIRROR" >"$FRESH/debootstrap.log" 2>&1 || {
+	tail -n 30 "$FRESH/debootstrap.log" >&2
+	die "debootstrap failed"
+}
+cat >"$ROOT/etc/apt/sources.list" <<EOF
+deb $MIRROR bookworm main
+deb $MIRROR bookworm-updates main
+deb $SECURITY bookworm-security main
+EOF
+cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf"
+
+say "a clean clone of $(git -C "$SRC" rev-parse --short HEAD)"
+git clone -q --no-checkout "$SRC" "$ROOT/root/rakazo-computer"
+git -C "$ROOT/root/rakazo-computer" checkout -q --detach \
+    "$(git -C "$SRC" rev-parse HEAD)"
+
+rc=0
+RAKAZO_FRESH_STEPS=$STEPS unshare --mount --propagation private \
+    "$0" --inner "$ROOT" "$FRESH" || rc=$?
+if [ "$rc" -eq 0 ]; then
+	say "PASS"
+else
+	say "FAIL"
+fi
+exit "$rc"
