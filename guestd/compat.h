@@ -40,6 +40,13 @@
 #define COMPAT_KEY_NONE		0
 #define COMPAT_KEY_DOWN		1	/* press the chord, keep it down */
 #define COMPAT_KEY_UP		2	/* release the chord */
+#define COMPAT_LAUNCH		3	/* start a program (a wait 0 in b) */
+
+/* A program to start: argv (NULL-ended), and "NAME=VALUE" or NULL. */
+struct compat_launch {
+	char		**argv;
+	char		 *profile;
+};
 
 /*
  * Parsed steps: one batch (NULL when there is nothing to do) and, per
@@ -50,6 +57,7 @@ struct compat_plan {
 	struct actions_batch	*b;
 	unsigned char		*keyev;
 	size_t			*step;
+	struct compat_launch	**launch;
 	size_t			 nsteps;
 };
 
@@ -66,9 +74,17 @@ struct lws_context;
  */
 int	 compat_xdotool_parse(const char *const *argv, size_t n,
 	    struct compat_plan **out, struct actions_error *err);
-/* The steps array of a request; err->index is the step. */
-int	 compat_steps_parse(json_t *steps, struct compat_plan **out,
-	    struct actions_error *err);
+/*
+ * The steps array of a request for display slot (-1: any); err->index is
+ * the step.  An argv may start with env and DISPLAY=, XAUTHORITY= and
+ * RAKAZO_BROWSER_PROFILE= assignments as upstream's supervisor sends it
+ * (DISPLAY must be :slot, else DISPLAY_MISMATCH); xdg-open URL,
+ * rakazo-browser [URL] and xterm become COMPAT_LAUNCH entries; upstream's
+ * clipboard paste pipeline (sh -c "printf %s B64 | base64 -d | xclip …
+ * ctrl+v") becomes a type action of its text.
+ */
+int	 compat_steps_parse(json_t *steps, int slot,
+	    struct compat_plan **out, struct actions_error *err);
 void	 compat_plan_free(struct compat_plan *);
 
 /* Set at start-up (the token compared against).  */
@@ -77,5 +93,10 @@ void	 compat_set_secret(const char *secret);
 int	 compat_start(struct lws_context *ctx, const char *host, int port);
 /* The bound port, 0 when off. */
 int	 compat_port(void);
+/*
+ * The input of display :slot was released (by a request or display.act):
+ * start the oldest request waiting for it, if any.
+ */
+void	 compat_kick(int slot);
 
 #endif

@@ -15,6 +15,10 @@
 #include "err.h"
 #include "actions.h"
 #include "compat.h"
+#include "guestd.h"
+
+/* compat.c starts launches with exec.c, which reads the settings. */
+struct guestd_settings guestd;
 
 #define FUZZ_ARGV_MAX	(COMPAT_ARGV_MAX + 4)
 
