@@ -1045,6 +1045,7 @@ compat_http_status(int code)
 	case ERR_ACTION_INVALID:
 	case ERR_KEY_UNKNOWN:
 	case ERR_COORDINATES:
+	case ERR_DISPLAY_MISMATCH:
 		return HTTP_STATUS_BAD_REQUEST;
 	default:
 		return HTTP_STATUS_INTERNAL_SERVER_ERROR;
@@ -1472,9 +1473,9 @@ compat_spawn(struct display *d, const struct compat_launch *l, pid_t *pidp,
 	free(xa);
 	exec_env_free(base);
 	if (e != 0) {
-		snprintf(msg, msglen, "%s could not be started: %s%s",
-		    l->argv[0], strerror(e), e == ENOENT ? " (not installed "
-		    "here; use the launch_app or open_path tool)" : "");
+		snprintf(msg, msglen, "%s could not be started: %s; start "
+		    "programs with the launch_app or open_path tool",
+		    l->argv[0], strerror(e));
 		return ERR_EXEC_SPAWN;
 	}
 	return 0;
@@ -1805,6 +1806,8 @@ compat_job_begin(struct compat_job *j)
 	j->start_ms = loop_now_ms();
 	capture_sync(cap);
 	j->frame0 = capture_frame(cap);
+	log_info("compat.begin", "display=%d seq=%llu steps=%zu", j->slot,
+	    (unsigned long long)j->seq, j->plan->nsteps);
 	display_touch(d);
 	compat_job_step(j);
 }
