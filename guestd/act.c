@@ -3,7 +3,8 @@
  * bot's desktop through input.c, on the loop.
  *
  *  display.act {bot, actions:[...], scale?, fence?}   (mutating)
- *    -> {completed, total, frame, cursor?{x,y}, screenshot_requested}
+ *    -> {completed, total, frame, cursor?{x,y}, screenshot_requested,
+ *        zoom?[{action, region, width, height, mimeType, image}]}
  *    on failure an error whose object also carries done (actions
  *    completed), failed (index) and uncertain (the failed action may have
  *    acted); nothing is ever replayed.
@@ -20,7 +21,9 @@
  * previous one for that bot and the screen has not changed since that one
  * ended, it is allowed once; the next identical repeat on an unchanged
  * screen is refused with UNCHANGED_AFTER_REPEAT, steering the agent to the
- * page-text tools instead of clicking blindly.
+ * page-text tools instead of clicking blindly.  Batches of navigation keys
+ * only (actions_navigation_only) never count: walking a list presses Down
+ * again and again, and a step may show nothing.
  */
 #include "autoconf.h"
 
@@ -156,33 +159,6 @@ act_job_free(struct act_job *j)
 		compat_kick(kick);
 }
 
-static void
-act_base64(const uint8_t *in, size_t n, char *out)
-{
-	static const char	 t[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t			 i;
-	uint32_t		 v;
-
-	for (i = 0; i + 2 < n; i += 3) {
-		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		*out++ = t[v >> 18];
-		*out++ = t[(v >> 12) & 63];
-		*out++ = t[(v >> 6) & 63];
-		*out++ = t[v & 63];
-	}
-	if (i < n) {
-		v = (uint32_t)in[i] << 16;
-		if (i + 1 < n)
-			v |= (uint32_t)in[i + 1] << 8;
-		*out++ = t[v >> 18];
-		*out++ = t[(v >> 12) & 63];
-		*out++ = i + 1 < n ? t[(v >> 6) & 63] : '=';
-		*out++ = '=';
-	}
-	*out = '\0';
-}
-
 static int
 act_has_screenshot(const struct actions_batch *b)
 {
@@ -230,7 +206,7 @@ act_zoom(const struct actions_batch *b, struct capture *cap, json_t *out)
 		    &pnglen)) != 0)
 			return r;
 		b64 = xmalloc(4 * ((pnglen + 2) / 3) + 1);
-		act_base64(png, pnglen, b64);
+		observe_base64(png, pnglen, b64);
 		free(png);
 		o = json_pack("{s:I,s:{s:i,s:i,s:i,s:i},s:i,s:i,s:s,s:s}",
 		    "action", (json_int_t)i, "region", "x", a->region[0], "y",

@@ -1214,33 +1214,6 @@ compat_job_fail(struct compat_job *j, int code, const char *msg,
 	compat_job_free(j);
 }
 
-static void
-compat_base64(const uint8_t *in, size_t n, char *out)
-{
-	static const char	 t[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t			 i;
-	uint32_t		 v;
-
-	for (i = 0; i + 2 < n; i += 3) {
-		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		*out++ = t[v >> 18];
-		*out++ = t[(v >> 12) & 63];
-		*out++ = t[(v >> 6) & 63];
-		*out++ = t[v & 63];
-	}
-	if (i < n) {
-		v = (uint32_t)in[i] << 16;
-		if (i + 1 < n)
-			v |= (uint32_t)in[i + 1] << 8;
-		*out++ = t[v >> 18];
-		*out++ = t[(v >> 12) & 63];
-		*out++ = i + 1 < n ? t[(v >> 6) & 63] : '=';
-		*out++ = '=';
-	}
-	*out = '\0';
-}
-
 /* A window's title: _NET_WM_NAME (UTF-8), else WM_NAME. */
 static int
 compat_title(Display *dpy, Window w, char *out, size_t len)
@@ -1348,7 +1321,7 @@ compat_observation(struct capture *cap, uint64_t frame0, int *code)
 	    &pnglen)) != 0)
 		return NULL;
 	b64 = xmalloc(4 * ((pnglen + 2) / 3) + 1);
-	compat_base64(png, pnglen, b64);
+	observe_base64(png, pnglen, b64);
 	free(png);
 	(void)capture_cursor(cap, &cx, &cy);
 	capture_damage_since(cap, frame0, &box);
@@ -1747,6 +1720,12 @@ compat_queue_timeout(void *arg)
 	char			 msg[128];
 
 	j->timer = NULL;
+	if (display_find_slot(j->slot) == NULL) {
+		snprintf(msg, sizeof msg, "display :%d closed while the "
+		    "request waited; nothing was done", j->slot);
+		compat_job_fail(j, ERR_NO_DISPLAY, msg, 0, 0);
+		return;
+	}
 	snprintf(msg, sizeof msg, "display :%d stayed busy for %d s; nothing "
 	    "was done", j->slot, COMPAT_QUEUE_MS / 1000);
 	compat_job_fail(j, ERR_BUSY, msg, 0, 0);

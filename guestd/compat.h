@@ -6,21 +6,29 @@
  *
  *   POST /v1/desktop
  *   Authorization: Bearer <guestd's control secret>  (constant-time compare)
- *   {display: 1 | ":1", steps: [{argv: [...xdotool argv...]} | {waitMs}],
- *    observe?: bool, settleMs?: ms}
+ *   {steps: [{argv: [("env", "DISPLAY=:N", …,) ...xdotool argv...]} |
+ *    {waitMs}], display?: 1 | ":1" (":1"), observe?: bool (true),
+ *    settleMs?: ms}
  *   -> 200 {completed, total, frame, observation?: {image (base64 PNG),
  *          mimeType: "image/png", width, height, cursor{x,y},
- *          activeWindow{id,title}, damage{x,y,width,height}}}
+ *          activeWindow?{id (decimal string), title?},
+ *          damage?{x,y,width,height}}}
  *
+ * The shapes are those upstream's supervisor sends (its env prefixes,
+ * launches and clipboard paste included, see compat_steps_parse).
  * Limits: body <= 256 KiB (read under a hard cap), <= 32 argv entries of
  * <= 16 KiB each, waits, sleeps and settle clamped to 5000 ms, at most
  * ACTIONS_MAX actions in all.  The argv steps are translated into one
  * action batch before anything is applied, so a bad step (unknown form,
- * unknown key, a point off the screen) is a 400 and nothing happens.
- * Errors: {"error": {"code", "message"}} with the stable codes of err.h;
- * 401 without or with a wrong token, 400 bad JSON / too large / bad argv,
- * 404 unknown path or display, 405 other methods, 409 a request already
- * running on that display.
+ * program or key) is a 400 and nothing happens; points off the screen
+ * land on its edge, as xdotool's do.  One request runs per display; the
+ * next ones wait in arrival order (COMPAT_QUEUE_MAX, COMPAT_QUEUE_MS in
+ * compat.c), then 409 BUSY.
+ * Errors: {"error": "message", "code": "CODE"} (upstream's callers print
+ * String(payload.error)) with the stable codes of err.h; 401 without or
+ * with a wrong token, 400 bad JSON / too large / bad argv / another
+ * display's DISPLAY, 404 unknown path or display, 405 other methods, 409
+ * busy too long, 500 a program that failed to start.
  */
 #ifndef GUESTD_COMPAT_H
 #define GUESTD_COMPAT_H
