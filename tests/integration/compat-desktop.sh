@@ -217,6 +217,11 @@ CODE=$(curl -sS -o "$T/resp" -w '%{http_code}' -H "Authorization: Bearer $TOKEN"
 expect 404 NOT_FOUND "unknown path"
 post '{"display":":99","steps":[{"argv":["key","a"]}]}'
 expect 404 DISPLAY_NOT_OPEN "unknown display"
+# display defaults to ":1" as upstream (ours is another one here).
+[ "$slot" != 1 ] || t_fail "the test display must not be :1"
+post '{"steps":[{"argv":["key","a"]}]}'
+expect 404 DISPLAY_NOT_OPEN "default display"
+t_contains "$(jget 'd["error"]')" "display :1 " "defaults to :1"
 post '{"display":'
 expect 400 BAD_JSON "bad JSON"
 post "{\"display\":\":$slot\",\"steps\":[{\"argv\":[\"key\",\"a\"]},{\"argv\":[\"xdotool\",\"windowactivate\",\"1\"]}]}"
