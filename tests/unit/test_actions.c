@@ -568,17 +568,17 @@ test_navigation_only(void **state)
 		"[{\"action\":\"key\",\"text\":\"Down\"}]",
 		"[{\"kind\":\"key\",\"keys\":\"shift+Tab Page_Down\"}]",
 		"[{\"type\":\"keypress\",\"keys\":[\"TAB\"]}]",
-		"[{\"kind\":\"key\",\"keys\":\"ctrl+End KP_Up\"},"
-		    "{\"kind\":\"wait\",\"ms\":10}]",
+		("[{\"kind\":\"key\",\"keys\":\"ctrl+End KP_Up\"},"
+		    "{\"kind\":\"wait\",\"ms\":10}]"),
 	};
 	static const char *const other[] = {
 		"[{\"action\":\"key\",\"text\":\"F5\"}]",
 		"[{\"kind\":\"key\",\"keys\":\"Down a\"}]",
 		"[{\"kind\":\"key\",\"keys\":\"shift\"}]",
-		"[{\"kind\":\"key\",\"keys\":\"Down\"},"
-		    "{\"kind\":\"click\",\"x\":1,\"y\":1}]",
-		"[{\"kind\":\"scroll\",\"direction\":\"down\","
-		    "\"amount\":3}]",
+		("[{\"kind\":\"key\",\"keys\":\"Down\"},"
+		    "{\"kind\":\"click\",\"x\":1,\"y\":1}]"),
+		("[{\"kind\":\"scroll\",\"direction\":\"down\","
+		    "\"amount\":3}]"),
 		"[{\"kind\":\"type\",\"text\":\"x\"}]",
 		"[{\"kind\":\"wait\",\"ms\":10}]",
 	};
