@@ -127,6 +127,8 @@ static const struct err_entry err_table[] = {
 	    "The body's length differs from the size announced for it." },
 	[-ERR_LENGTH_REQUIRED] = { "LENGTH_REQUIRED",
 	    "The request needs a Content-Length header." },
+	[-ERR_DISPLAY_MISMATCH] = { "DISPLAY_MISMATCH",
+	    "The command names another display than the request's." },
 };
 
 /* Unknown codes read as INTERNAL: a client never sees an unnamed error. */

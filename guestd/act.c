@@ -3,7 +3,8 @@
  * bot's desktop through input.c, on the loop.
  *
  *  display.act {bot, actions:[...], scale?, fence?}   (mutating)
- *    -> {completed, total, frame, cursor?{x,y}, screenshot_requested}
+ *    -> {completed, total, frame, cursor?{x,y}, screenshot_requested,
+ *        zoom?[{action, region, width, height, mimeType, image}]}
  *    on failure an error whose object also carries done (actions
  *    completed), failed (index) and uncertain (the failed action may have
  *    acted); nothing is ever replayed.
@@ -20,7 +21,9 @@
  * previous one for that bot and the screen has not changed since that one
  * ended, it is allowed once; the next identical repeat on an unchanged
  * screen is refused with UNCHANGED_AFTER_REPEAT, steering the agent to the
- * page-text tools instead of clicking blindly.
+ * page-text tools instead of clicking blindly.  Batches of navigation keys
+ * only (actions_navigation_only) never count: walking a list presses Down
+ * again and again, and a step may show nothing.
  */
 #include "autoconf.h"
 
@@ -30,6 +33,7 @@
 #include "act.h"
 #include "actions.h"
 #include "capture.h"
+#include "compat.h"
 #include "control.h"
 #include "display.h"
 #include "err.h"
@@ -37,6 +41,7 @@
 #include "json.h"
 #include "log.h"
 #include "loop.h"
+#include "observe.h"
 #include "path.h"
 
 struct act_job;
@@ -129,11 +134,14 @@ act_job_free(struct act_job *j)
 	struct act_state	*st = j->st;
 	struct act_job		*next = NULL;
 	struct display		*d;
+	int			 kick = -1;
 
 	loop_timer_cancel(j->timer);
 	if ((d = act_display(j)) != NULL) {
 		input_exec_free(j->ex);
 		display_input_release(d, j);
+		/* A /v1/desktop request may be waiting for the input. */
+		kick = display_slot(d);
 	} else
 		input_exec_abandon(j->ex);
 	actions_free(j->b);
@@ -147,6 +155,8 @@ act_job_free(struct act_job *j)
 	free(j);
 	if (next != NULL)
 		act_start(next);
+	else if (kick >= 0)
+		compat_kick(kick);
 }
 
 static int
@@ -159,6 +169,58 @@ act_has_screenshot(const struct actions_batch *b)
 		    b->v[i].kind == ACTION_ZOOM)
 			return 1;
 	}
+	return 0;
+}
+
+/*
+ * zoom (Anthropic computer_20251124): the region of the screen as it is
+ * once every action has been applied, cropped at full resolution (the
+ * region was given in the batch's scaled coordinates and is in real
+ * pixels here), one base64 PNG per zoom action in "zoom": [{action,
+ * region{x,y,width,height}, width, height, mimeType, image}].
+ */
+static int
+act_zoom(const struct actions_batch *b, struct capture *cap, json_t *out)
+{
+	const struct action	*a;
+	const uint8_t		*px;
+	uint8_t			*png;
+	size_t			 i, stride, pnglen;
+	char			*b64;
+	json_t			*arr = NULL, *o;
+	int			 w, h, rw, rh, r;
+
+	for (i = 0; i < b->n; i++) {
+		a = &b->v[i];
+		if (a->kind != ACTION_ZOOM)
+			continue;
+		px = capture_pixels(cap, &w, &h, &stride);
+		/* input.c checked the region against this screen. */
+		if (a->region[2] > w || a->region[3] > h)
+			return ERR_COORDINATES;
+		rw = a->region[2] - a->region[0];
+		rh = a->region[3] - a->region[1];
+		png = NULL;
+		if ((r = observe_encode_png(px + (size_t)a->region[1] * stride +
+		    (size_t)a->region[0] * 4, rw, rh, stride, &png,
+		    &pnglen)) != 0)
+			return r;
+		b64 = xmalloc(4 * ((pnglen + 2) / 3) + 1);
+		observe_base64(png, pnglen, b64);
+		free(png);
+		o = json_pack("{s:I,s:{s:i,s:i,s:i,s:i},s:i,s:i,s:s,s:s}",
+		    "action", (json_int_t)i, "region", "x", a->region[0], "y",
+		    a->region[1], "width", rw, "height", rh, "width", rw,
+		    "height", rh, "mimeType", "image/png", "image", b64);
+		free(b64);
+		if (o == NULL)
+			return ERR_NOMEM;
+		if (arr == NULL)
+			arr = json_array();
+		json_array_append_new(arr, o);
+	}
+	if (arr != NULL)
+		json_object_set_new(out, "zoom", arr);
 	return 0;
 }
 
@@ -196,6 +258,12 @@ act_reply(struct act_job *j, struct display *d)
 		if (out != NULL && res->has_cursor)
 			json_object_set_new(out, "cursor", json_pack("{s:i,s:i}",
 			    "x", res->cursor_x, "y", res->cursor_y));
+		if (out != NULL && act_zoom(j->b, cap, out) != 0) {
+			json_decref(out);
+			control_reply_error(c, j->s.id, ERR_NOMEM,
+			    "(the zoomed region could not be encoded)");
+			return;
+		}
 		control_reply(c, j->s.id, out);
 	}
 }
@@ -317,13 +385,17 @@ act_op(struct control_conn *c, uint32_t id, json_t *args, char *detail,
 	capture_sync(cap);
 	frame = capture_frame(cap);
 	sig = act_signature(args);
-	again = actions_has_input(b) && st->has_sig &&
-	    st->gen == display_generation(d) && st->sig == sig &&
-	    st->frame_end == frame;
+	again = actions_has_input(b) && !actions_navigation_only(b) &&
+	    st->has_sig && st->gen == display_generation(d) &&
+	    st->sig == sig && st->frame_end == frame;
 	if (again && st->repeats >= 1) {
 		actions_free(b);
 		log_info("display.act", "bot=%s refused=unchanged_after_repeat",
 		    bot);
+		snprintf(detail, detaillen, "(this exact batch already ran "
+		    "twice in a row and the screen did not change after "
+		    "either; batches of navigation keys only, such as Down, "
+		    "Tab or Page_Down, are never refused)");
 		return ERR_UNCHANGED_REPEAT;
 	}
 

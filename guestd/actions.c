@@ -1149,3 +1149,64 @@ actions_has_input(const struct actions_batch *b)
 		}
 	return 0;
 }
+
+/*
+ * Keys whose whole point is to move through something (a list, a form, a
+ * page): pressing them again is expected, even when one press changed
+ * nothing that shows.  Modifiers may come with them (shift+Tab).
+ */
+static int
+actions_nav_keysym(unsigned long ks)
+{
+	switch (ks) {
+	case XK_Up: case XK_Down: case XK_Left: case XK_Right:
+	case XK_Tab: case XK_ISO_Left_Tab:
+	case XK_Page_Up: case XK_Page_Down: case XK_Home: case XK_End:
+	case XK_KP_Up: case XK_KP_Down: case XK_KP_Left: case XK_KP_Right:
+	case XK_KP_Page_Up: case XK_KP_Page_Down: case XK_KP_Home:
+	case XK_KP_End: case XK_KP_Tab:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int
+actions_modifier_keysym(unsigned long ks)
+{
+	return (ks >= XK_Shift_L && ks <= XK_Hyper_R) ||
+	    (ks >= XK_ISO_Lock && ks <= XK_ISO_Level5_Lock);
+}
+
+int
+actions_navigation_only(const struct actions_batch *b)
+{
+	const struct action	*a;
+	size_t			 i, k;
+	int			 nav = 0;
+
+	for (i = 0; i < b->n; i++) {
+		a = &b->v[i];
+		switch (a->kind) {
+		case ACTION_WAIT:
+		case ACTION_CURSOR_POSITION:
+		case ACTION_SCREENSHOT:
+		case ACTION_ZOOM:
+			continue;
+		case ACTION_KEY:
+			break;
+		default:
+			return 0;
+		}
+		/* Every chord: modifiers and navigation keys only. */
+		for (k = 0; k < a->nkeys; k++) {
+			if (a->keys[k] == 0 ||
+			    actions_modifier_keysym(a->keys[k]))
+				continue;
+			if (!actions_nav_keysym(a->keys[k]))
+				return 0;
+			nav = 1;
+		}
+	}
+	return nav;
+}

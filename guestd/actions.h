@@ -124,5 +124,12 @@ unsigned long actions_keysym(const char *name, size_t len, int in_chord);
 
 /* True when the batch has an action that changes the screen or input. */
 int	 actions_has_input(const struct actions_batch *);
+/*
+ * 1 when the batch's only input is key presses of navigation keys
+ * (arrows, Tab, Page_Up/Down, Home, End, their keypad forms, with any
+ * modifiers): the repeat guard never counts those (a list is walked by
+ * pressing Down again and again).
+ */
+int	 actions_navigation_only(const struct actions_batch *);
 
 #endif

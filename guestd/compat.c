@@ -19,8 +19,13 @@
  */
 #include "autoconf.h"
 
+#include <sys/types.h>
+#include <sys/wait.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <spawn.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,6 +43,8 @@
 #include "compat.h"
 #include "display.h"
 #include "err.h"
+#include "exec.h"
+#include "guestd.h"
 #include "input.h"
 #include "json.h"
 #include "log.h"
@@ -48,6 +55,9 @@
 #define COMPAT_CHUNK		(64 * 1024)
 #define COMPAT_DISCARD_MAX	(4 * 1024 * 1024)	/* then just close */
 #define COMPAT_TITLE_MAX	1024
+#define COMPAT_QUEUE_MAX	8	/* requests waiting per display */
+#define COMPAT_QUEUE_MS		10000	/* how long one may wait its turn */
+#define COMPAT_LAUNCH_MS	200	/* a launch that fails fails by then */
 
 /* ---- argv -> actions ----------------------------------------------------- */
 
@@ -56,8 +66,10 @@ struct compat_build {
 	json_t		*arr;
 	unsigned char	*keyev;
 	size_t		*step;
+	struct compat_launch **launch;	/* COMPAT_LAUNCH: what to run */
 	size_t		 n, cap;
 	size_t		 stepno;
+	int		 slot;		/* the request's display; -1: any */
 	struct actions_error *err;
 };
 
@@ -93,9 +105,12 @@ compat_add(struct compat_build *cb, json_t *o, int keyev)
 		cb->cap = cb->cap == 0 ? 16 : cb->cap * 2;
 		cb->keyev = xrealloc(cb->keyev, cb->cap);
 		cb->step = xrealloc(cb->step, cb->cap * sizeof *cb->step);
+		cb->launch = xrealloc(cb->launch, cb->cap *
+		    sizeof *cb->launch);
 	}
 	cb->keyev[cb->n] = (unsigned char)keyev;
 	cb->step[cb->n] = cb->stepno;
+	cb->launch[cb->n] = NULL;
 	cb->n++;
 	json_array_append_new(cb->arr, o);
 	return 0;
@@ -337,10 +352,15 @@ compat_mousemove(struct compat_xdo *x)
 		    (int)x->i - 2, "xdotool mousemove: X and Y must be "
 		    "integers (window, polar and restore forms are not "
 		    "supported)");
-	if (px < 0 || py < 0)
-		return compat_fail(x->cb->err, ERR_COORDINATES,
-		    (int)x->i - 2, "xdotool mousemove: %ld,%ld is off the "
-		    "screen", px, py);
+	/*
+	 * The X server keeps the pointer on the screen, so xdotool moves
+	 * to an off-screen point land on the nearest edge: the far edges
+	 * are clamped once the screen is known (compat_clamp).
+	 */
+	if (px < 0)
+		px = 0;
+	if (py < 0)
+		py = 0;
 	return compat_add(x->cb, json_pack("{s:s,s:i,s:i}", "kind", "move",
 	    "x", (int)px, "y", (int)py), COMPAT_KEY_NONE);
 }
@@ -425,11 +445,244 @@ compat_sleep(struct compat_xdo *x)
 	    COMPAT_WAIT_MAX_MS : sec * 1000);
 }
 
+/* ---- env, launches and the paste pipeline ----------------------------- */
+
+static void
+compat_launch_free(struct compat_launch *l)
+{
+	size_t	k;
+
+	if (l == NULL)
+		return;
+	for (k = 0; l->argv != NULL && l->argv[k] != NULL; k++)
+		free(l->argv[k]);
+	free(l->argv);
+	free(l->profile);
+	free(l);
+}
+
+/* A display in an env assignment: ":N" or ":N.0", nothing else. */
+static int
+compat_display_str(const char *s, int *slot)
+{
+	char	*end;
+	long	 n;
+
+	if (s[0] != ':' || s[1] < '0' || s[1] > '9' || strlen(s) > 16)
+		return -1;
+	errno = 0;
+	n = strtol(s + 1, &end, 10);
+	if (errno != 0 || n > 65535 || (*end != '\0' &&
+	    strcmp(end, ".0") != 0))
+		return -1;
+	*slot = (int)n;
+	return 0;
+}
+
+/*
+ * Upstream's supervisor runs every step through env(1): ["env",
+ * "DISPLAY=:40", ("RAKAZO_BROWSER_PROFILE=…",) command …].  Only those
+ * names and XAUTHORITY may be set, once each; DISPLAY must name the
+ * request's display; XAUTHORITY is accepted and not used (guestd owns
+ * the display's cookie file).  *profile: the profile assignment, if any.
+ */
+static int
+compat_env(struct compat_xdo *x, const char **profile)
+{
+	const char	*a, *eq, *v;
+	size_t		 nlen;
+	int		 slot, seen_d = 0, seen_x = 0;
+
+	*profile = NULL;
+	x->i = 1;
+	x->cmd = "env";
+	while (x->i < x->n && (eq = strchr(a = x->argv[x->i], '=')) != NULL &&
+	    eq != a) {
+		nlen = (size_t)(eq - a);
+		v = eq + 1;
+		if (nlen == 7 && strncmp(a, "DISPLAY", 7) == 0 && !seen_d) {
+			seen_d = 1;
+			if (compat_display_str(v, &slot) != 0)
+				return compat_fail(x->cb->err,
+				    ERR_ACTION_INVALID, (int)x->i, "env: "
+				    "DISPLAY=%.20s is not a display of this "
+				    "machine (:N)", v);
+			if (x->cb->slot >= 0 && slot != x->cb->slot)
+				return compat_fail(x->cb->err,
+				    ERR_DISPLAY_MISMATCH, (int)x->i, "env: "
+				    "DISPLAY=:%d, but the request is for "
+				    "display :%d", slot, x->cb->slot);
+		} else if (nlen == 10 && strncmp(a, "XAUTHORITY", 10) == 0 &&
+		    !seen_x)
+			seen_x = 1;
+		else if (nlen == 22 && strncmp(a, "RAKAZO_BROWSER_PROFILE",
+		    22) == 0 && *profile == NULL) {
+			if (v[0] != '/' || strstr(v, "/..") != NULL ||
+			    strlen(v) > 1024)
+				return compat_fail(x->cb->err,
+				    ERR_ACTION_INVALID, (int)x->i, "env: "
+				    "RAKAZO_BROWSER_PROFILE must be an "
+				    "absolute path without ..");
+			*profile = a;
+		} else
+			return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+			    (int)x->i, "env: only DISPLAY, XAUTHORITY and "
+			    "RAKAZO_BROWSER_PROFILE may be set, once each "
+			    "(not %.*s)", (int)(nlen > 40 ? 40 : nlen), a);
+		x->i++;
+	}
+	if (x->i >= x->n)
+		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+		    "env: the command is missing");
+	return 0;
+}
+
+/*
+ * The programs upstream's supervisor starts through this server, with
+ * how many arguments they take.  They start as guestd's own children
+ * would (the workspace user, a session of their own, the desktop's
+ * DISPLAY and XAUTHORITY), like the tools API's launch_app and
+ * open_path; any other program is refused.
+ */
+static const struct {
+	const char	*name;
+	size_t		 minargs, maxargs;
+	int		 profile;	/* may get RAKAZO_BROWSER_PROFILE */
+} compat_launchers[] = {
+	{ "xdg-open", 1, 1, 1 },
+	{ "rakazo-browser", 0, 1, 1 },
+	{ "xterm", 0, 1, 0 },
+};
+
+static int
+compat_launch_parse(struct compat_xdo *x, const char *profile)
+{
+	struct compat_launch	*l;
+	const char		*c = x->argv[x->i];
+	size_t			 k, nargs = x->n - x->i - 1;
+	json_t			*o;
+	int			 r;
+
+	for (k = 0; k < sizeof compat_launchers / sizeof compat_launchers[0];
+	    k++)
+		if (strcmp(c, compat_launchers[k].name) == 0)
+			break;
+	if (k == sizeof compat_launchers / sizeof compat_launchers[0])
+		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+		    "%.40s is not run by this server (it runs xdotool forms, "
+		    "xdg-open, rakazo-browser and xterm); start other "
+		    "programs with the launch_app tool or exec", c);
+	if (nargs < compat_launchers[k].minargs ||
+	    nargs > compat_launchers[k].maxargs)
+		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+		    "%s takes %s argument%s", c,
+		    compat_launchers[k].minargs == 1 ? "one" : "at most one",
+		    "");
+	if (profile != NULL && !compat_launchers[k].profile)
+		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+		    "env: RAKAZO_BROWSER_PROFILE is for xdg-open and "
+		    "rakazo-browser only");
+	o = json_pack("{s:s,s:i}", "kind", "wait", "ms", 0);
+	if ((r = compat_add(x->cb, o, COMPAT_LAUNCH)) != 0)
+		return r;
+	l = xcalloc(1, sizeof *l);
+	l->argv = xcalloc(nargs + 2, sizeof *l->argv);
+	for (k = 0; k <= nargs; k++)
+		l->argv[k] = xstrdup(x->argv[x->i + k]);
+	l->profile = profile != NULL ? xstrdup(profile) : NULL;
+	x->cb->launch[x->cb->n - 1] = l;
+	x->i = x->n;
+	return 0;
+}
+
+/* Strict base64 (RFC 4648, padded); the length decoded or -1. */
+static ssize_t
+compat_unbase64(const char *in, size_t n, char *out)
+{
+	static const char	 t[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t			 i, k, o = 0, pad;
+	uint32_t		 v;
+	const char		*p;
+
+	if (n % 4 != 0)
+		return -1;
+	for (i = 0; i < n; i += 4) {
+		v = 0;
+		pad = 0;
+		for (k = 0; k < 4; k++) {
+			if (in[i + k] == '=' && i + 4 == n && k >= 2) {
+				pad++;
+				v <<= 6;
+				continue;
+			}
+			if (pad > 0 || in[i + k] == '\0' ||
+			    (p = strchr(t, in[i + k])) == NULL)
+				return -1;
+			v = v << 6 | (uint32_t)(p - t);
+		}
+		out[o++] = (char)(v >> 16);
+		if (pad < 2)
+			out[o++] = (char)(v >> 8);
+		if (pad < 1)
+			out[o++] = (char)v;
+	}
+	return (ssize_t)o;
+}
+
+/*
+ * Upstream types text off the ASCII range by a shell pipeline that puts
+ * it on the clipboard and presses ctrl+v.  Exactly that pipeline is
+ * accepted and becomes a type action of the same text (guestd types any
+ * character); any other shell line is refused.
+ */
+#define COMPAT_PASTE_HEAD	"printf %s "
+#define COMPAT_PASTE_TAIL	" | base64 -d | xclip -selection clipboard " \
+				"-input && sleep 0.2 && xdotool key " \
+				"--clearmodifiers ctrl+v"
+
+static int
+compat_paste_parse(struct compat_xdo *x)
+{
+	const char	*s, *b64;
+	char		*text;
+	size_t		 n, hl = strlen(COMPAT_PASTE_HEAD),
+			 tl = strlen(COMPAT_PASTE_TAIL);
+	ssize_t		 len;
+	json_t		*o;
+
+	if (x->n - x->i != 3 || strcmp(x->argv[x->i + 1], "-c") != 0 ||
+	    (n = strlen(s = x->argv[x->i + 2])) <= hl + tl ||
+	    strncmp(s, COMPAT_PASTE_HEAD, hl) != 0 ||
+	    strcmp(s + n - tl, COMPAT_PASTE_TAIL) != 0)
+		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+		    "sh is run only for the clipboard paste of upstream's "
+		    "supervisor; run shell commands with exec (the shell "
+		    "tool)");
+	b64 = s + hl;
+	n -= hl + tl;
+	text = xmalloc(n / 4 * 3 + 1);
+	if ((len = compat_unbase64(b64, n, text)) < 0) {
+		free(text);
+		return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+		    (int)x->i + 2, "sh: the pasted text is not base64");
+	}
+	o = json_pack("{s:s,s:s%}", "kind", "type", "text", text,
+	    (size_t)len);
+	free(text);
+	if (o == NULL)
+		return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+		    (int)x->i + 2, "sh: the pasted text is not valid UTF-8");
+	x->i = x->n;
+	return len == 0 ? (json_decref(o), 0) :
+	    compat_add(x->cb, o, COMPAT_KEY_NONE);
+}
+
 static int
 compat_xdo_parse(struct compat_build *cb, const char *const *argv, size_t n)
 {
 	struct compat_xdo	 x;
-	const char		*c, *base;
+	const char		*c, *base, *profile = NULL;
 	size_t			 k;
 	int			 r;
 
@@ -448,9 +701,22 @@ compat_xdo_parse(struct compat_build *cb, const char *const *argv, size_t n)
 	x.argv = argv;
 	x.n = n;
 	x.cb = cb;
-	base = strrchr(argv[0], '/');
-	if (strcmp(base != NULL ? base + 1 : argv[0], "xdotool") == 0)
-		x.i = 1;
+	if (strcmp(argv[0], "env") == 0) {
+		if ((r = compat_env(&x, &profile)) != 0)
+			return r;
+		c = argv[x.i];
+		if (strcmp(c, "sh") == 0 && profile == NULL)
+			return compat_paste_parse(&x);
+		if (strcmp(c, "xdotool") != 0 || profile != NULL)
+			return compat_launch_parse(&x, profile);
+		x.i++;
+	} else {
+		base = strrchr(argv[0], '/');
+		if (strcmp(base != NULL ? base + 1 : argv[0], "xdotool") == 0)
+			x.i = 1;
+		else if (!compat_is_command(argv[0]))
+			return compat_launch_parse(&x, NULL);
+	}
 	if (x.i >= n)
 		return compat_fail(cb->err, ERR_BAD_REQUEST, -1, "argv names "
 		    "no xdotool command");
@@ -486,12 +752,30 @@ compat_xdo_parse(struct compat_build *cb, const char *const *argv, size_t n)
 }
 
 static void
+compat_build_clear(struct compat_build *cb)
+{
+	size_t	k;
+
+	for (k = 0; cb->launch != NULL && k < cb->n; k++)
+		compat_launch_free(cb->launch[k]);
+	free(cb->launch);
+	free(cb->keyev);
+	free(cb->step);
+	json_decref(cb->arr);
+	cb->launch = NULL;
+	cb->keyev = NULL;
+	cb->step = NULL;
+	cb->arr = NULL;
+}
+
+static void
 compat_build_init(struct compat_build *cb, struct actions_error *err)
 {
 	memset(cb, 0, sizeof *cb);
 	memset(err, 0, sizeof *err);
 	err->index = -1;
 	cb->err = err;
+	cb->slot = -1;
 	if ((cb->arr = json_array()) == NULL)
 		fatal("out of memory");
 }
@@ -524,15 +808,15 @@ compat_build_finish(struct compat_build *cb, size_t nsteps,
 	if (r == 0) {
 		p->keyev = cb->keyev;
 		p->step = cb->step;
+		p->launch = cb->launch;
 		cb->keyev = NULL;
 		cb->step = NULL;
+		cb->launch = NULL;
 		*out = p;
 		p = NULL;
 	}
 	compat_plan_free(p);
-	free(cb->keyev);
-	free(cb->step);
-	json_decref(cb->arr);
+	compat_build_clear(cb);
 	return r;
 }
 
@@ -546,9 +830,7 @@ compat_xdotool_parse(const char *const *argv, size_t n,
 	*out = NULL;
 	compat_build_init(&cb, err);
 	if ((r = compat_xdo_parse(&cb, argv, n)) != 0) {
-		free(cb.keyev);
-		free(cb.step);
-		json_decref(cb.arr);
+		compat_build_clear(&cb);
 		return r;
 	}
 	if ((r = compat_build_finish(&cb, 1, out)) != 0)
@@ -599,7 +881,7 @@ compat_step_argv(struct compat_build *cb, json_t *v, size_t step)
 }
 
 int
-compat_steps_parse(json_t *steps, struct compat_plan **out,
+compat_steps_parse(json_t *steps, int slot, struct compat_plan **out,
     struct actions_error *err)
 {
 	struct compat_build	 cb;
@@ -609,6 +891,7 @@ compat_steps_parse(json_t *steps, struct compat_plan **out,
 
 	*out = NULL;
 	compat_build_init(&cb, err);
+	cb.slot = slot;
 	if (steps != NULL && !json_is_array(steps)) {
 		r = compat_fail(err, ERR_BAD_REQUEST, -1, "steps must be an "
 		    "array");
@@ -638,9 +921,7 @@ compat_steps_parse(json_t *steps, struct compat_plan **out,
 	}
 out:
 	if (r != 0) {
-		free(cb.keyev);
-		free(cb.step);
-		json_decref(cb.arr);
+		compat_build_clear(&cb);
 		return r;
 	}
 	if ((r = compat_build_finish(&cb, n, out)) != 0 &&
@@ -656,8 +937,13 @@ out:
 void
 compat_plan_free(struct compat_plan *p)
 {
+	size_t	k;
+
 	if (p == NULL)
 		return;
+	for (k = 0; p->launch != NULL && p->b != NULL && k < p->b->n; k++)
+		compat_launch_free(p->launch[k]);
+	free(p->launch);
 	actions_free(p->b);
 	free(p->keyev);
 	free(p->step);
@@ -687,9 +973,19 @@ struct compat_conn {
 	uint8_t			*chunk;
 };
 
-/* One request's steps running on a display. */
+/* A started program, until it exits (it may outlive its job). */
+struct compat_child {
+	struct compat_job	*job;		/* NULL once the job moved on */
+	int			 exited;
+	int			 status;
+};
+
+/* One request's steps, waiting its turn or running on a display. */
 struct compat_job {
 	struct compat_conn	*conn;
+	int			 queued;	/* waiting for the display */
+	uint64_t		 seq;		/* arrival order */
+	struct compat_child	*child;		/* the launch being checked */
 	struct compat_plan	*plan;
 	int			 slot;
 	uint64_t		 gen;
@@ -711,6 +1007,7 @@ static size_t			 compat_secret_len;
 static struct lws_vhost		*compat_vh;
 static int			 compat_port_bound;
 static struct compat_job	*compat_jobs;
+static uint64_t			 compat_seq;
 
 void
 compat_set_secret(const char *secret)
@@ -748,6 +1045,7 @@ compat_http_status(int code)
 	case ERR_ACTION_INVALID:
 	case ERR_KEY_UNKNOWN:
 	case ERR_COORDINATES:
+	case ERR_DISPLAY_MISMATCH:
 		return HTTP_STATUS_BAD_REQUEST;
 	default:
 		return HTTP_STATUS_INTERNAL_SERVER_ERROR;
@@ -761,8 +1059,8 @@ compat_respond(struct compat_conn *c, unsigned status, json_t *body)
 	size_t	len = 0;
 
 	if (body == NULL)
-		body = json_pack("{s:{s:s,s:s}}", "error", "code",
-		    err_name(ERR_NOMEM), "message", err_message(ERR_NOMEM));
+		body = json_pack("{s:s,s:s}", "error", err_message(ERR_NOMEM),
+		    "code", err_name(ERR_NOMEM));
 	c->out = jsonx_dump(body, &len);
 	json_decref(body);
 	if (c->out == NULL) {
@@ -776,11 +1074,16 @@ compat_respond(struct compat_conn *c, unsigned status, json_t *body)
 	lws_callback_on_writable(c->wsi);
 }
 
+/*
+ * {"error": "message", "code": "STABLE_CODE"}: upstream's callers print
+ * String(payload.error), so the message is a string and the code beside
+ * it.
+ */
 static json_t *
 compat_error_body(int code, const char *msg)
 {
-	return json_pack("{s:{s:s,s:s}}", "error", "code", err_name(code),
-	    "message", msg != NULL && *msg != '\0' ? msg : err_message(code));
+	return json_pack("{s:s,s:s}", "error", msg != NULL && *msg != '\0' ?
+	    msg : err_message(code), "code", err_name(code));
 }
 
 static void
@@ -803,11 +1106,14 @@ compat_job_display(struct compat_job *j)
 	return d;
 }
 
+static void	compat_job_begin(struct compat_job *);
+
 static void
 compat_job_free(struct compat_job *j)
 {
 	struct compat_job	**pp;
 	struct display		 *d;
+	int			  slot, queued;
 
 	for (pp = &compat_jobs; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == j) {
@@ -816,15 +1122,27 @@ compat_job_free(struct compat_job *j)
 		}
 
 	loop_timer_cancel(j->timer);
-	if ((d = compat_job_display(j)) != NULL) {
-		input_exec_free(j->ex);
-		display_input_release(d, j);
-	} else
-		input_exec_abandon(j->ex);
+	if (j->child != NULL) {
+		if (j->child->exited)
+			free(j->child);
+		else
+			j->child->job = NULL;	/* freed when it exits */
+	}
+	if (!j->queued) {
+		if ((d = compat_job_display(j)) != NULL) {
+			input_exec_free(j->ex);
+			display_input_release(d, j);
+		} else
+			input_exec_abandon(j->ex);
+	}
 	if (j->conn != NULL)
 		j->conn->job = NULL;
 	compat_plan_free(j->plan);
+	slot = j->slot;
+	queued = j->queued;
 	free(j);
+	if (!queued)
+		compat_kick(slot);
 }
 
 static int	 compat_xerr;
@@ -896,33 +1214,6 @@ compat_job_fail(struct compat_job *j, int code, const char *msg,
 	compat_job_free(j);
 }
 
-static void
-compat_base64(const uint8_t *in, size_t n, char *out)
-{
-	static const char	 t[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t			 i;
-	uint32_t		 v;
-
-	for (i = 0; i + 2 < n; i += 3) {
-		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		*out++ = t[v >> 18];
-		*out++ = t[(v >> 12) & 63];
-		*out++ = t[(v >> 6) & 63];
-		*out++ = t[v & 63];
-	}
-	if (i < n) {
-		v = (uint32_t)in[i] << 16;
-		if (i + 1 < n)
-			v |= (uint32_t)in[i + 1] << 8;
-		*out++ = t[v >> 18];
-		*out++ = t[(v >> 12) & 63];
-		*out++ = i + 1 < n ? t[(v >> 6) & 63] : '=';
-		*out++ = '=';
-	}
-	*out = '\0';
-}
-
 /* A window's title: _NET_WM_NAME (UTF-8), else WM_NAME. */
 static int
 compat_title(Display *dpy, Window w, char *out, size_t len)
@@ -967,7 +1258,7 @@ compat_active_window(Display *dpy)
 	unsigned char	*data = NULL;
 	unsigned long	 nitems, after;
 	unsigned	 nkids;
-	char		 title[COMPAT_TITLE_MAX + 1];
+	char		 title[COMPAT_TITLE_MAX + 1], id[24];
 	json_t		*o;
 	int		 fmt, revert, depth;
 
@@ -1000,9 +1291,16 @@ compat_active_window(Display *dpy)
 	XSync(dpy, False);
 	compat_xerr = 0;
 	XSetErrorHandler(old);
-	o = json_pack("{s:I,s:s}", "id", (json_int_t)w, "title", title);
-	if (o == NULL)	/* a WM_NAME in Latin-1 */
-		o = json_pack("{s:I,s:s}", "id", (json_int_t)w, "title", "");
+	if (w == None)
+		return NULL;
+	/*
+	 * As upstream shapes it from xdotool's output: the id as the decimal
+	 * string getactivewindow prints, the title only when there is one.
+	 */
+	snprintf(id, sizeof id, "%lu", (unsigned long)w);
+	o = json_pack("{s:s}", "id", id);
+	if (o != NULL && title[0] != '\0')	/* not a Latin-1 WM_NAME */
+		json_object_set_new(o, "title", json_string(title));
 	return o;
 }
 
@@ -1014,7 +1312,7 @@ compat_observation(struct capture *cap, uint64_t frame0, int *code)
 	uint8_t			*png = NULL;
 	size_t			 pnglen = 0, stride;
 	char			*b64;
-	json_t			*o;
+	json_t			*o, *aw;
 	int			 w, h, cx = 0, cy = 0;
 
 	capture_sync(cap);
@@ -1023,18 +1321,20 @@ compat_observation(struct capture *cap, uint64_t frame0, int *code)
 	    &pnglen)) != 0)
 		return NULL;
 	b64 = xmalloc(4 * ((pnglen + 2) / 3) + 1);
-	compat_base64(png, pnglen, b64);
+	observe_base64(png, pnglen, b64);
 	free(png);
 	(void)capture_cursor(cap, &cx, &cy);
 	capture_damage_since(cap, frame0, &box);
-	if (box.w == 0)
-		box.x = box.y = box.h = 0;
-	o = json_pack("{s:s,s:s,s:i,s:i,s:{s:i,s:i},s:o,s:{s:i,s:i,s:i,s:i}}",
-	    "image", b64, "mimeType", "image/png", "width", w, "height", h,
-	    "cursor", "x", cx, "y", cy,
-	    "activeWindow", compat_active_window(capture_xdisplay(cap)),
-	    "damage", "x", box.x, "y", box.y, "width", box.w, "height",
-	    box.h);
+	o = json_pack("{s:s,s:s,s:i,s:i,s:{s:i,s:i}}", "image", b64,
+	    "mimeType", "image/png", "width", w, "height", h,
+	    "cursor", "x", cx, "y", cy);
+	/* As upstream: no activeWindow without one, no damage without any. */
+	if (o != NULL && (aw = compat_active_window(capture_xdisplay(cap))) !=
+	    NULL)
+		json_object_set_new(o, "activeWindow", aw);
+	if (o != NULL && box.w > 0 && box.h > 0)
+		json_object_set_new(o, "damage", json_pack("{s:i,s:i,s:i,s:i}",
+		    "x", box.x, "y", box.y, "width", box.w, "height", box.h));
 	free(b64);
 	if (o == NULL)
 		*code = ERR_NOMEM;
@@ -1084,6 +1384,126 @@ compat_job_settled(void *arg)
 }
 
 static void	compat_job_step(void *);
+
+static void
+compat_child_exit(pid_t pid, int status, void *arg)
+{
+	struct compat_child	*ch = arg;
+
+	(void)pid;
+	ch->exited = 1;
+	ch->status = status;
+	if (ch->job == NULL)
+		free(ch);
+}
+
+/*
+ * Start a launch step the way guestd starts every child: the workspace
+ * user (guestd runs as it), a session of its own, default signals, cwd
+ * the workspace, /dev/null on 0/1/2, the environment of the shell tool
+ * plus the desktop's DISPLAY and XAUTHORITY (and the browser profile
+ * upstream names).  0, or ERR_EXEC_SPAWN with msg.
+ */
+static int
+compat_spawn(struct display *d, const struct compat_launch *l, pid_t *pidp,
+    char *msg, size_t msglen)
+{
+	posix_spawn_file_actions_t	 fa;
+	posix_spawnattr_t		 attr;
+	char				**base, **envp, dpy[16], *xa;
+	size_t				 n, k, m = 0;
+	int				 e;
+
+	base = exec_env_new(NULL);
+	for (n = 0; base[n] != NULL; n++)
+		;
+	envp = xcalloc(n + 4, sizeof *envp);
+	for (k = 0; k < n; k++)
+		if (strncmp(base[k], "DISPLAY=", 8) != 0 &&
+		    strncmp(base[k], "XAUTHORITY=", 11) != 0 &&
+		    strncmp(base[k], "RAKAZO_BROWSER_PROFILE=", 23) != 0)
+			envp[m++] = base[k];
+	snprintf(dpy, sizeof dpy, "DISPLAY=:%d", display_slot(d));
+	envp[m++] = dpy;
+	xa = xmalloc(strlen(display_xauthority(d)) + 12);
+	sprintf(xa, "XAUTHORITY=%s", display_xauthority(d));
+	envp[m++] = xa;
+	if (l->profile != NULL)
+		envp[m++] = l->profile;
+	envp[m] = NULL;
+
+	exec_spawnattr_init(&attr);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addchdir_np(&fa, guestd.workspace);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	e = posix_spawnp(pidp, l->argv[0], &fa, &attr, l->argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	free(envp);
+	free(xa);
+	exec_env_free(base);
+	if (e != 0) {
+		snprintf(msg, msglen, "%s could not be started: %s; start "
+		    "programs with the launch_app or open_path tool",
+		    l->argv[0], strerror(e));
+		return ERR_EXEC_SPAWN;
+	}
+	return 0;
+}
+
+/* COMPAT_LAUNCH_MS after a launch: a program that failed at once fails. */
+static void
+compat_launch_check(void *arg)
+{
+	struct compat_job	*j = arg;
+	struct compat_child	*ch = j->child;
+	const char		*name = j->plan->launch[j->i]->argv[0];
+	char			 msg[ACTIONS_ERRLEN];
+
+	j->timer = NULL;
+	if (ch->exited && (!WIFEXITED(ch->status) ||
+	    WEXITSTATUS(ch->status) != 0)) {
+		if (WIFEXITED(ch->status))
+			snprintf(msg, sizeof msg, "%s exited with status %d",
+			    name, WEXITSTATUS(ch->status));
+		else
+			snprintf(msg, sizeof msg, "%s was killed by signal "
+			    "%d", name, WTERMSIG(ch->status));
+		compat_job_fail(j, ERR_EXEC_SPAWN, msg, j->i, 1);
+		return;
+	}
+	if (ch->exited)
+		free(ch);
+	else
+		ch->job = NULL;		/* runs on; freed when it exits */
+	j->child = NULL;
+	j->i++;
+	compat_job_step(j);
+}
+
+static int
+compat_launch_start(struct compat_job *j, struct display *d)
+{
+	char	msg[ACTIONS_ERRLEN];
+	pid_t	pid;
+	int	r;
+
+	if ((r = compat_spawn(d, j->plan->launch[j->i], &pid, msg,
+	    sizeof msg)) != 0) {
+		compat_job_fail(j, r, msg, j->i, 0);
+		return r;
+	}
+	log_info("compat.launch", "display=%d program=%s pid=%ld", j->slot,
+	    j->plan->launch[j->i]->argv[0], (long)pid);
+	j->child = xcalloc(1, sizeof *j->child);
+	j->child->job = j;
+	(void)loop_child_watch(pid, compat_child_exit, j->child);
+	j->timer = loop_timer_add(COMPAT_LAUNCH_MS, compat_launch_check, j);
+	return 0;
+}
 
 /* Run the current input.c segment; 1 when it must wait (timer set). */
 static int
@@ -1138,6 +1558,10 @@ compat_job_step(void *arg)
 				return;
 			}
 			continue;
+		}
+		if (j->plan->keyev[j->i] == COMPAT_LAUNCH) {
+			(void)compat_launch_start(j, d);
+			return;		/* its timer, or failed and freed */
 		}
 		if (j->plan->keyev[j->i] != COMPAT_KEY_NONE) {
 			if (compat_keys(dpy, &b->v[j->i], j->plan->keyev[j->i] ==
@@ -1240,18 +1664,134 @@ compat_display_slot(json_t *v, int *slot)
 	return 0;
 }
 
+
+/*
+ * Points past the right or bottom edge land on it, as the X server puts
+ * xdotool's pointer there; the left and top were clamped when parsed.
+ */
+static void
+compat_clamp(struct actions_batch *b, int w, int h)
+{
+	struct action	*a;
+	size_t		 i, k;
+
+	for (i = 0; b != NULL && i < b->n; i++) {
+		a = &b->v[i];
+		if (a->has_xy) {
+			a->x = a->x >= w ? w - 1 : a->x;
+			a->y = a->y >= h ? h - 1 : a->y;
+		}
+		for (k = 0; k < a->npath; k++) {
+			a->path[k].x = a->path[k].x >= w ? w - 1 :
+			    a->path[k].x;
+			a->path[k].y = a->path[k].y >= h ? h - 1 :
+			    a->path[k].y;
+		}
+	}
+}
+
 static int
-compat_job_busy(int slot, uint64_t gen)
+compat_job_running(int slot, uint64_t gen)
 {
 	struct compat_job	*j;
 
 	for (j = compat_jobs; j != NULL; j = j->next)
-		if (j->slot == slot && j->gen == gen)
+		if (j->slot == slot && j->gen == gen && !j->queued)
 			return 1;
 	return 0;
 }
 
-/* The body is in: parse, check, start. */
+static size_t
+compat_queue_len(int slot)
+{
+	struct compat_job	*j;
+	size_t			 n = 0;
+
+	for (j = compat_jobs; j != NULL; j = j->next)
+		if (j->slot == slot && j->queued)
+			n++;
+	return n;
+}
+
+static void
+compat_queue_timeout(void *arg)
+{
+	struct compat_job	*j = arg;
+	char			 msg[128];
+
+	j->timer = NULL;
+	if (display_find_slot(j->slot) == NULL) {
+		snprintf(msg, sizeof msg, "display :%d closed while the "
+		    "request waited; nothing was done", j->slot);
+		compat_job_fail(j, ERR_NO_DISPLAY, msg, 0, 0);
+		return;
+	}
+	snprintf(msg, sizeof msg, "display :%d stayed busy for %d s; nothing "
+	    "was done", j->slot, COMPAT_QUEUE_MS / 1000);
+	compat_job_fail(j, ERR_BUSY, msg, 0, 0);
+}
+
+void
+compat_kick(int slot)
+{
+	struct compat_job	*j, *first = NULL;
+
+	for (j = compat_jobs; j != NULL; j = j->next)
+		if (j->slot == slot && j->queued &&
+		    (first == NULL || j->seq < first->seq))
+			first = j;
+	if (first != NULL)
+		compat_job_begin(first);
+}
+
+/*
+ * Start a job whose turn may have come: the display must be free of
+ * another request and of display.act; else it keeps waiting (its timer
+ * runs).  Everything that can be refused is refused here, before any
+ * event is sent.
+ */
+static void
+compat_job_begin(struct compat_job *j)
+{
+	char		 msg[ACTIONS_ERRLEN];
+	struct display	*d;
+	struct capture	*cap;
+	int		 code, w, h;
+	size_t		 stride;
+
+	if ((d = display_find_slot(j->slot)) == NULL ||
+	    (cap = display_capture(d)) == NULL) {
+		snprintf(msg, sizeof msg, "display :%d is not open", j->slot);
+		j->queued = 0;
+		j->gen = 0;
+		compat_job_fail(j, ERR_NO_DISPLAY, msg, 0, 0);
+		return;
+	}
+	if (compat_job_running(j->slot, display_generation(d)) ||
+	    display_input_claim(d, j) != 0)
+		return;		/* not yet: compat_kick comes back */
+	loop_timer_cancel(j->timer);
+	j->timer = NULL;
+	j->queued = 0;
+	j->gen = display_generation(d);
+	(void)capture_pixels(cap, &w, &h, &stride);
+	compat_clamp(j->plan->b, w, h);
+	if ((code = compat_precheck(capture_xdisplay(cap), j->plan, msg,
+	    sizeof msg)) != 0) {
+		log_info("compat.desktop", "refused=%s", err_name(code));
+		compat_job_fail(j, code, msg, 0, 0);
+		return;
+	}
+	j->start_ms = loop_now_ms();
+	capture_sync(cap);
+	j->frame0 = capture_frame(cap);
+	log_info("compat.begin", "display=%d seq=%llu steps=%zu", j->slot,
+	    (unsigned long long)j->seq, j->plan->nsteps);
+	display_touch(d);
+	compat_job_step(j);
+}
+
+/* The body is in: parse, check, then run or wait for the display. */
 static void
 compat_request(struct compat_conn *c)
 {
@@ -1260,11 +1800,9 @@ compat_request(struct compat_conn *c)
 	struct actions_error	 aerr;
 	struct compat_plan	*plan = NULL;
 	struct compat_job	*j;
-	struct display		*d = NULL;
-	struct capture		*cap;
 	json_t			*req, *v;
 	double			 settle = 0;
-	int			 code, slot, observe = 0;
+	int			 code, slot = 1, observe = 1;
 
 	req = jsonx_parse(c->body != NULL ? c->body : "", c->bodylen,
 	    COMPAT_BODY_MAX, 1, &code, msg);
@@ -1275,7 +1813,8 @@ compat_request(struct compat_conn *c)
 		return;
 	}
 	code = ERR_BAD_REQUEST;
-	if ((v = json_object_get(req, "display")) == NULL ||
+	/* As upstream: display ":1" and observe true when left out. */
+	if ((v = json_object_get(req, "display")) != NULL &&
 	    compat_display_slot(v, &slot) != 0) {
 		snprintf(msg, sizeof msg, "display must be a display number "
 		    "(1 or \":1\")");
@@ -1299,52 +1838,40 @@ compat_request(struct compat_conn *c)
 		if (settle > COMPAT_WAIT_MAX_MS)
 			settle = COMPAT_WAIT_MAX_MS;
 	}
-	if ((code = compat_steps_parse(json_object_get(req, "steps"), &plan,
-	    &aerr)) != 0) {
+	if ((code = compat_steps_parse(json_object_get(req, "steps"), slot,
+	    &plan, &aerr)) != 0) {
 		snprintf(msg, sizeof msg, "%s", aerr.msg);
 		goto fail;
 	}
-	if ((d = display_find_slot(slot)) == NULL ||
-	    (cap = display_capture(d)) == NULL) {
+	if (display_find_slot(slot) == NULL) {
 		code = ERR_NO_DISPLAY;
 		snprintf(msg, sizeof msg, "display :%d is not open", slot);
 		goto fail;
 	}
-	if (compat_job_busy(slot, display_generation(d)) ||
-	    display_input_claim(d, c) != 0) {
-		/* display.act holds the desktop's input. */
+	if (compat_queue_len(slot) >= COMPAT_QUEUE_MAX) {
 		code = ERR_BUSY;
-		snprintf(msg, sizeof msg, "a request is running on display "
-		    ":%d", slot);
+		snprintf(msg, sizeof msg, "%d requests already wait for "
+		    "display :%d", COMPAT_QUEUE_MAX, slot);
 		goto fail;
 	}
-	if ((code = compat_precheck(capture_xdisplay(cap), plan, msg,
-	    sizeof msg)) != 0)
-		goto fail;
 	json_decref(req);
 
+	/* Queued first, so requests start in the order they came. */
 	j = xcalloc(1, sizeof *j);
-	/* The claim moves from the connection to its job. */
-	display_input_release(d, c);
-	(void)display_input_claim(d, j);
 	j->conn = c;
 	j->plan = plan;
 	j->slot = slot;
-	j->gen = display_generation(d);
 	j->observe = observe;
 	j->settle_ms = (int)settle;
-	j->start_ms = loop_now_ms();
-	capture_sync(cap);
-	j->frame0 = capture_frame(cap);
+	j->queued = 1;
+	j->seq = ++compat_seq;
 	j->next = compat_jobs;
 	compat_jobs = j;
 	c->job = j;
-	display_touch(d);
-	compat_job_step(j);
+	j->timer = loop_timer_add(COMPAT_QUEUE_MS, compat_queue_timeout, j);
+	compat_kick(slot);
 	return;
 fail:
-	if (d != NULL)
-		display_input_release(d, c);
 	log_info("compat.desktop", "refused=%s", err_name(code));
 	compat_plan_free(plan);
 	json_decref(req);

@@ -6,21 +6,29 @@
  *
  *   POST /v1/desktop
  *   Authorization: Bearer <guestd's control secret>  (constant-time compare)
- *   {display: 1 | ":1", steps: [{argv: [...xdotool argv...]} | {waitMs}],
- *    observe?: bool, settleMs?: ms}
+ *   {steps: [{argv: [("env", "DISPLAY=:N", …,) ...xdotool argv...]} |
+ *    {waitMs}], display?: 1 | ":1" (":1"), observe?: bool (true),
+ *    settleMs?: ms}
  *   -> 200 {completed, total, frame, observation?: {image (base64 PNG),
  *          mimeType: "image/png", width, height, cursor{x,y},
- *          activeWindow{id,title}, damage{x,y,width,height}}}
+ *          activeWindow?{id (decimal string), title?},
+ *          damage?{x,y,width,height}}}
  *
+ * The shapes are those upstream's supervisor sends (its env prefixes,
+ * launches and clipboard paste included, see compat_steps_parse).
  * Limits: body <= 256 KiB (read under a hard cap), <= 32 argv entries of
  * <= 16 KiB each, waits, sleeps and settle clamped to 5000 ms, at most
  * ACTIONS_MAX actions in all.  The argv steps are translated into one
  * action batch before anything is applied, so a bad step (unknown form,
- * unknown key, a point off the screen) is a 400 and nothing happens.
- * Errors: {"error": {"code", "message"}} with the stable codes of err.h;
- * 401 without or with a wrong token, 400 bad JSON / too large / bad argv,
- * 404 unknown path or display, 405 other methods, 409 a request already
- * running on that display.
+ * program or key) is a 400 and nothing happens; points off the screen
+ * land on its edge, as xdotool's do.  One request runs per display; the
+ * next ones wait in arrival order (COMPAT_QUEUE_MAX, COMPAT_QUEUE_MS in
+ * compat.c), then 409 BUSY.
+ * Errors: {"error": "message", "code": "CODE"} (upstream's callers print
+ * String(payload.error)) with the stable codes of err.h; 401 without or
+ * with a wrong token, 400 bad JSON / too large / bad argv / another
+ * display's DISPLAY, 404 unknown path or display, 405 other methods, 409
+ * busy too long, 500 a program that failed to start.
  */
 #ifndef GUESTD_COMPAT_H
 #define GUESTD_COMPAT_H
@@ -40,6 +48,13 @@
 #define COMPAT_KEY_NONE		0
 #define COMPAT_KEY_DOWN		1	/* press the chord, keep it down */
 #define COMPAT_KEY_UP		2	/* release the chord */
+#define COMPAT_LAUNCH		3	/* start a program (a wait 0 in b) */
+
+/* A program to start: argv (NULL-ended), and "NAME=VALUE" or NULL. */
+struct compat_launch {
+	char		**argv;
+	char		 *profile;
+};
 
 /*
  * Parsed steps: one batch (NULL when there is nothing to do) and, per
@@ -50,6 +65,7 @@ struct compat_plan {
 	struct actions_batch	*b;
 	unsigned char		*keyev;
 	size_t			*step;
+	struct compat_launch	**launch;
 	size_t			 nsteps;
 };
 
@@ -66,9 +82,17 @@ struct lws_context;
  */
 int	 compat_xdotool_parse(const char *const *argv, size_t n,
 	    struct compat_plan **out, struct actions_error *err);
-/* The steps array of a request; err->index is the step. */
-int	 compat_steps_parse(json_t *steps, struct compat_plan **out,
-	    struct actions_error *err);
+/*
+ * The steps array of a request for display slot (-1: any); err->index is
+ * the step.  An argv may start with env and DISPLAY=, XAUTHORITY= and
+ * RAKAZO_BROWSER_PROFILE= assignments as upstream's supervisor sends it
+ * (DISPLAY must be :slot, else DISPLAY_MISMATCH); xdg-open URL,
+ * rakazo-browser [URL] and xterm become COMPAT_LAUNCH entries; upstream's
+ * clipboard paste pipeline (sh -c "printf %s B64 | base64 -d | xclip …
+ * ctrl+v") becomes a type action of its text.
+ */
+int	 compat_steps_parse(json_t *steps, int slot,
+	    struct compat_plan **out, struct actions_error *err);
 void	 compat_plan_free(struct compat_plan *);
 
 /* Set at start-up (the token compared against).  */
@@ -77,5 +101,10 @@ void	 compat_set_secret(const char *secret);
 int	 compat_start(struct lws_context *ctx, const char *host, int port);
 /* The bound port, 0 when off. */
 int	 compat_port(void);
+/*
+ * The input of display :slot was released (by a request or display.act):
+ * start the oldest request waiting for it, if any.
+ */
+void	 compat_kick(int slot);
 
 #endif

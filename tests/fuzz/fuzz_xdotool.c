@@ -15,6 +15,10 @@
 #include "err.h"
 #include "actions.h"
 #include "compat.h"
+#include "guestd.h"
+
+/* compat.c starts launches with exec.c, which reads the settings. */
+struct guestd_settings guestd;
 
 #define FUZZ_ARGV_MAX	(COMPAT_ARGV_MAX + 4)
 
@@ -46,10 +50,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		for (i = 0; p->b != NULL && i < p->b->n; i++) {
 			a = &p->b->v[i];
-			if (p->keyev[i] > COMPAT_KEY_UP || p->step[i] != 0)
+			if (p->keyev[i] > COMPAT_LAUNCH || p->step[i] != 0)
 				abort();
-			if (p->keyev[i] != COMPAT_KEY_NONE &&
+			if ((p->keyev[i] == COMPAT_KEY_DOWN ||
+			    p->keyev[i] == COMPAT_KEY_UP) &&
 			    (a->kind != ACTION_HOLD || a->nkeys == 0))
+				abort();
+			/* A launch: a wait 0 standing for its argv. */
+			if ((p->keyev[i] == COMPAT_LAUNCH) !=
+			    (p->launch[i] != NULL))
+				abort();
+			if (p->keyev[i] == COMPAT_LAUNCH &&
+			    (a->kind != ACTION_WAIT || a->duration_ms != 0 ||
+			    p->launch[i]->argv[0] == NULL))
 				abort();
 			if (a->kind == ACTION_WAIT &&
 			    (a->duration_ms < 0 ||

@@ -4,7 +4,7 @@
 # events in order, text off the keymap included; scaled coordinates map
 # back; bad batches apply nothing; waits do not block guestd; one batch per
 # desktop; a stale fence acts on nothing; an identical repeat on an
-# unchanged screen is refused.
+# unchanged screen is refused, unless it is navigation keys only.
 . "$top_srcdir/tests/lib.sh"
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
 : "${XINPUT_RECORDER:?run through make check}"
@@ -144,8 +144,33 @@ act "$same" >/dev/null || t_fail "first"
 act "$same" >/dev/null || t_fail "first repeat"
 out=$(act "$same" 2>&1) && t_fail "second unchanged repeat accepted"
 t_contains "$out" UNCHANGED_AFTER_REPEAT "repeat guard"
+t_contains "$out" "navigation keys" "the message says the rule"
 act '[{"kind":"click","x":41,"y":40}]' >/dev/null || t_fail "another action"
 act "$same" >/dev/null || t_fail "the first action after another one"
+
+# Walking a list: the same navigation keys again and again on a screen
+# that does not change are never refused (Down, Tab, shift+Tab,
+# Page_Down, in each vocabulary), and every press arrives.
+for k in 1 2 3 4; do
+	act '[{"action":"key","text":"Down"}]' >/dev/null ||
+		t_fail "Down $k refused"
+	next_matching "key press keysym=0xff54 *" >/dev/null
+done
+for k in 1 2 3; do
+	act '[{"type":"keypress","keys":["TAB"]}]' >/dev/null ||
+		t_fail "Tab $k refused"
+	next_matching "key press keysym=0xff09 *" >/dev/null
+	act '[{"kind":"key","keys":"shift+Tab Page_Down"}]' >/dev/null ||
+		t_fail "shift+Tab Page_Down $k refused"
+	next_matching "key press keysym=0xff56 *" >/dev/null
+done
+# A key that is no navigation, on the same unchanged screen, is still
+# caught on its third identical send.
+act '[{"action":"key","text":"F5"}]' >/dev/null || t_fail "F5"
+act '[{"action":"key","text":"F5"}]' >/dev/null || t_fail "F5 again"
+out=$(act '[{"action":"key","text":"F5"}]' 2>&1) &&
+	t_fail "a third unchanged F5 accepted"
+t_contains "$out" UNCHANGED_AFTER_REPEAT "F5 repeat guard"
 
 # No desktop, no act.
 out=$(rk act bob '[{"kind":"move","x":1,"y":1}]' 2>&1) &&

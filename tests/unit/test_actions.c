@@ -560,6 +560,41 @@ test_bad_utf8(void **state)
 	assert_null(b);
 }
 
+/* The repeat guard's exemption: navigation keys only. */
+static void
+test_navigation_only(void **state)
+{
+	static const char *const nav[] = {
+		"[{\"action\":\"key\",\"text\":\"Down\"}]",
+		"[{\"kind\":\"key\",\"keys\":\"shift+Tab Page_Down\"}]",
+		"[{\"type\":\"keypress\",\"keys\":[\"TAB\"]}]",
+		("[{\"kind\":\"key\",\"keys\":\"ctrl+End KP_Up\"},"
+		    "{\"kind\":\"wait\",\"ms\":10}]"),
+	};
+	static const char *const other[] = {
+		"[{\"action\":\"key\",\"text\":\"F5\"}]",
+		"[{\"kind\":\"key\",\"keys\":\"Down a\"}]",
+		"[{\"kind\":\"key\",\"keys\":\"shift\"}]",
+		("[{\"kind\":\"key\",\"keys\":\"Down\"},"
+		    "{\"kind\":\"click\",\"x\":1,\"y\":1}]"),
+		("[{\"kind\":\"scroll\",\"direction\":\"down\","
+		    "\"amount\":3}]"),
+		"[{\"kind\":\"type\",\"text\":\"x\"}]",
+		"[{\"kind\":\"wait\",\"ms\":10}]",
+	};
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof nav / sizeof nav[0]; i++) {
+		assert_int_equal(parse(nav[i]), 0);
+		assert_true(actions_navigation_only(b));
+	}
+	for (i = 0; i < sizeof other / sizeof other[0]; i++) {
+		assert_int_equal(parse(other[i]), 0);
+		assert_false(actions_navigation_only(b));
+	}
+}
+
 int
 main(void)
 {
@@ -574,6 +609,7 @@ main(void)
 		cmocka_unit_test_teardown(test_malformed, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
 		cmocka_unit_test_teardown(test_bad_utf8, teardown),
+		cmocka_unit_test_teardown(test_navigation_only, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,10 @@
 #include "err.h"
 #include "guestd/actions.h"
 #include "guestd/compat.h"
+#include "guestd/guestd.h"
+
+/* compat.c starts launches with exec.c, which reads the settings. */
+struct guestd_settings guestd;
 
 static struct compat_plan	*p;
 static struct actions_error	 e;
@@ -47,6 +51,8 @@ xdo(const char *const *argv, size_t n)
 	return r;
 }
 
+static int	steps_slot = -1;
+
 static int
 steps(const char *text)
 {
@@ -58,7 +64,7 @@ steps(const char *text)
 	p = NULL;
 	if ((j = json_loads(text, JSON_DECODE_ANY, &je)) == NULL)
 		fail_msg("test JSON: %s", je.text);
-	r = compat_steps_parse(j, &p, &e);
+	r = compat_steps_parse(j, steps_slot, &p, &e);
 	json_decref(j);
 	return r;
 }
@@ -213,7 +219,10 @@ test_refused(void **state)
 	assert_int_equal(XDO("click", "--sync", "1"), ERR_ACTION_INVALID);
 	assert_int_equal(XDO("mousemove", "1"), ERR_ACTION_INVALID);
 	assert_int_equal(XDO("mousemove", "1", "y"), ERR_ACTION_INVALID);
-	assert_int_equal(XDO("mousemove", "-5", "1"), ERR_COORDINATES);
+	/* Off the left or top edge lands on it, as with xdotool. */
+	assert_int_equal(XDO("mousemove", "-5", "1"), 0);
+	assert_int_equal(act(0)->x, 0);
+	assert_int_equal(act(0)->y, 1);
 	assert_int_equal(XDO("mousemove", "99999999", "1"), ERR_ACTION_INVALID);
 	for (i = 0; i < COMPAT_ARGV_MAX + 1; i++)
 		many[i] = i == 0 ? "key" : "a";
@@ -284,6 +293,95 @@ teardown(void **state)
 	return 0;
 }
 
+/* Upstream's supervisor: env DISPLAY=:N before every command. */
+static void
+test_env(void **state)
+{
+	const struct compat_launch	*l;
+
+	(void)state;
+	steps_slot = 40;
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:40\","
+	    "\"xdotool\",\"key\",\"--clearmodifiers\",\"Return\"]}]"), 0);
+	assert_int_equal(act(0)->kind, ACTION_KEY);
+	assert_int_equal(act(0)->keys[0], XK_Return);
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:40.0\","
+	    "\"XAUTHORITY=/tmp/x\",\"xdotool\",\"mousemove\",\"--\",\"-3\","
+	    "\"7\",\"click\",\"1\"]}]"), 0);
+	assert_int_equal(act(0)->kind, ACTION_MOVE);
+	assert_int_equal(act(0)->x, 0);
+	assert_int_equal(act(1)->kind, ACTION_CLICK);
+	/* Another display than the request's: a code of its own. */
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:41\","
+	    "\"xdotool\",\"key\",\"a\"]}]"), ERR_DISPLAY_MISMATCH);
+	assert_non_null(strstr(e.msg, ":41"));
+	assert_non_null(strstr(e.msg, ":40"));
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=host:40\","
+	    "\"xdotool\",\"key\",\"a\"]}]"), ERR_ACTION_INVALID);
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"LD_PRELOAD=/x.so\","
+	    "\"xdotool\",\"key\",\"a\"]}]"), ERR_ACTION_INVALID);
+	assert_non_null(strstr(e.msg, "LD_PRELOAD"));
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:40\","
+	    "\"DISPLAY=:40\",\"xdotool\",\"key\",\"a\"]}]"),
+	    ERR_ACTION_INVALID);
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:40\"]}]"),
+	    ERR_ACTION_INVALID);
+	/* Launches become COMPAT_LAUNCH entries with their argv. */
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:40\","
+	    "\"RAKAZO_BROWSER_PROFILE=/home/u/.p/chromium-bot-1\","
+	    "\"xdg-open\",\"https://example.com\"]},{\"argv\":[\"env\","
+	    "\"DISPLAY=:40\",\"xterm\"]}]"), 0);
+	assert_int_equal(p->b->n, 2);
+	assert_int_equal(p->keyev[0], COMPAT_LAUNCH);
+	l = p->launch[0];
+	assert_string_equal(l->argv[0], "xdg-open");
+	assert_string_equal(l->argv[1], "https://example.com");
+	assert_null(l->argv[2]);
+	assert_string_equal(l->profile,
+	    "RAKAZO_BROWSER_PROFILE=/home/u/.p/chromium-bot-1");
+	assert_int_equal(p->keyev[1], COMPAT_LAUNCH);
+	assert_null(p->launch[1]->profile);
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:40\","
+	    "\"rm\",\"-rf\",\"/\"]}]"), ERR_ACTION_INVALID);
+	assert_non_null(strstr(e.msg, "launch_app"));
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:40\","
+	    "\"/usr/bin/xdg-open\",\"x\"]}]"), ERR_ACTION_INVALID);
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:40\","
+	    "\"xdg-open\"]}]"), ERR_ACTION_INVALID);
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:40\","
+	    "\"RAKAZO_BROWSER_PROFILE=/p\",\"xterm\"]}]"), ERR_ACTION_INVALID);
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:40\","
+	    "\"RAKAZO_BROWSER_PROFILE=/p/../q\",\"rakazo-browser\"]}]"),
+	    ERR_ACTION_INVALID);
+	steps_slot = -1;
+}
+
+/* Upstream's clipboard paste of text off ASCII becomes typing. */
+static void
+test_paste(void **state)
+{
+	(void)state;
+	/* "héllo ✓" in base64 */
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:1\",\"sh\","
+	    "\"-c\",\"printf %s aMOpbGxvIOKckw== | base64 -d | xclip "
+	    "-selection clipboard -input && sleep 0.2 && xdotool key "
+	    "--clearmodifiers ctrl+v\"]}]"), 0);
+	assert_int_equal(act(0)->kind, ACTION_TYPE);
+	assert_int_equal(act(0)->ntext, 7);
+	assert_int_equal(act(0)->text[1], 0xe9);
+	assert_int_equal(act(0)->text[6], 0x2713);
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:1\",\"sh\","
+	    "\"-c\",\"printf %s aGk= | base64 -d | rm -rf / && sleep 0.2 && "
+	    "xdotool key --clearmodifiers ctrl+v\"]}]"), ERR_ACTION_INVALID);
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:1\",\"sh\","
+	    "\"-c\",\"printf %s a$b= | base64 -d | xclip -selection "
+	    "clipboard -input && sleep 0.2 && xdotool key --clearmodifiers "
+	    "ctrl+v\"]}]"), ERR_ACTION_INVALID);
+	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:1\",\"sh\","
+	    "\"-c\",\"true\"]}]"), ERR_ACTION_INVALID);
+	assert_non_null(strstr(e.msg, "exec"));
+}
+
 int
 main(void)
 {
@@ -296,6 +394,8 @@ main(void)
 		cmocka_unit_test_teardown(test_sleep, teardown),
 		cmocka_unit_test_teardown(test_refused, teardown),
 		cmocka_unit_test_teardown(test_steps, teardown),
+		cmocka_unit_test_teardown(test_env, teardown),
+		cmocka_unit_test_teardown(test_paste, teardown),
 		cmocka_unit_test_teardown(test_too_many_actions, teardown),
 	};
 
