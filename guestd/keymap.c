@@ -25,9 +25,15 @@
 #include "loop.h"
 #include "log.h"
 
+/*
+ * A spare keycode carries two lent keysyms: column 0, and column 1 typed
+ * with Shift (column 1 repeats column 0 while it is free).  Each column
+ * has its own age: changing one leaves the other's meaning as it was.
+ */
 struct keymap_spare {
-	unsigned long	 sym;		/* lent to; 0 = free */
-	uint64_t	 used_ms;	/* last key event sent with it */
+	unsigned long	 sym[2];	/* lent to; 0 = free */
+	uint64_t	 used_ms[2];	/* last found for a key event */
+	uint64_t	 ready_ms[2];	/* may change meaning from then */
 	int		 pins;		/* held down by viewers */
 };
 
@@ -42,6 +48,7 @@ struct keymap {
 	unsigned		 numlock_mask;
 	struct loop_timer	*idle;
 	uint64_t		 last_ms;	/* last key event, any key */
+	unsigned		 burst;		/* key events without a pause */
 	struct keymap		*next;
 };
 
@@ -82,17 +89,27 @@ keymap_close_hook(Display *dpy, XExtCodes *codes)
 	return 0;
 }
 
-/* Is row kc exactly what we lent it (sym in columns 0 and 1)? */
+/*
+ * Does row kc hold nothing but what spare sp carries (nothing at all when
+ * it carries nothing)?  The server gives back what we set in its own core
+ * layout (XKB may fold or repeat the columns), so only the keysyms
+ * themselves are compared.
+ */
 static int
-keymap_row_is(const struct keymap *km, int kc, unsigned long sym)
+keymap_row_is(const struct keymap *km, int kc, const struct keymap_spare *sp)
 {
 	const KeySym	*row = keymap_row(km, kc);
-	int		 j;
+	int		 j, seen = 0;
 
-	for (j = 0; j < km->per; j++)
-		if (row[j] != ((j < 2 && sym != 0) ? (KeySym)sym : NoSymbol))
+	for (j = 0; j < km->per; j++) {
+		if (row[j] == NoSymbol)
+			continue;
+		if (row[j] != (KeySym)sp->sym[0] &&
+		    row[j] != (KeySym)sp->sym[1])
 			return 0;
-	return 1;
+		seen = 1;
+	}
+	return sp->sym[0] == 0 || seen;
 }
 
 static int
@@ -122,14 +139,12 @@ keymap_load(struct keymap *km)
 	 */
 	memset(km->pool, 0, sizeof(km->pool));
 	for (kc = km->min_kc; kc <= km->max_kc; kc++) {
-		if (km->sp[kc].sym != 0 &&
-		    keymap_row_is(km, kc, km->sp[kc].sym))
+		if (keymap_row_is(km, kc, &km->sp[kc]))
 			km->pool[kc] = 1;
-		else if (keymap_row_is(km, kc, 0)) {
-			km->pool[kc] = 1;
-			km->sp[kc].sym = 0;
-		} else
+		else {
 			memset(&km->sp[kc], 0, sizeof(km->sp[kc]));
+			km->pool[kc] = keymap_row_is(km, kc, &km->sp[kc]);
+		}
 	}
 	km->shift_kc = 0;
 	km->numlock_kc = 0;
@@ -216,24 +231,62 @@ keymap_find_col(struct keymap *km, KeySym sym, int col,
 	return 0;
 }
 
+/* Write spare kc's row: its two columns, or nothing. */
 static void
-keymap_lend(struct keymap *km, int kc, unsigned long sym)
+keymap_write(struct keymap *km, int kc)
 {
-	KeySym	*row = keymap_row(km, kc);
-	int	 j;
+	struct keymap_spare	*sp = &km->sp[kc];
+	KeySym			*row = keymap_row(km, kc);
+	int			 j;
 
 	for (j = 0; j < km->per; j++)
-		row[j] = (j < 2 && sym != 0) ? (KeySym)sym : NoSymbol;
+		row[j] = NoSymbol;
+	if (sp->sym[0] != 0) {
+		row[0] = (KeySym)sp->sym[0];
+		if (km->per > 1)
+			row[1] = (KeySym)(sp->sym[1] != 0 ? sp->sym[1] :
+			    sp->sym[0]);
+	}
 	XChangeKeyboardMapping(km->dpy, kc, km->per, row, 1);
-	km->sp[kc].sym = sym;
+}
+
+static void
+keymap_spare_key(const struct keymap *km, int kc, int col,
+    struct keymap_key *k)
+{
+	const struct keymap_spare *sp = &km->sp[kc];
+
+	k->kc = (KeyCode)kc;
+	k->spare = 1;
+	k->numlock = KEYMAP_ANY;
+	if (col == 1)
+		k->shift = KEYMAP_ON;
+	else
+		k->shift = (sp->sym[1] != 0 && sp->sym[1] != sp->sym[0]) ?
+		    KEYMAP_OFF : KEYMAP_ANY;
+}
+
+/*
+ * A column found for a key event: its meaning must hold until the client
+ * has read that event.  Clients fall behind a burst of events in
+ * proportion to its length (an xterm draws each character), so the wait
+ * grows with the burst as well.
+ */
+static void
+keymap_slot_used(struct keymap *km, int kc, int col, uint64_t now)
+{
+	km->sp[kc].used_ms[col] = now;
+	km->sp[kc].ready_ms[col] = now + KEYMAP_SETTLE_MS +
+	    (uint64_t)km->burst * KEYMAP_LAG_US_PER_EVENT / 1000;
 }
 
 int
 keymap_find(struct keymap *km, unsigned long sym, struct keymap_key *k,
     uint64_t *wait_ms)
 {
-	uint64_t	 now, age;
-	int		 kc, lru = 0, any = 0;
+	struct keymap_spare	*sp;
+	uint64_t		 now;
+	int			 kc, col, best = 0, bcol = 0, any = 0, free_;
 
 	*wait_ms = 0;
 	memset(k, 0, sizeof(*k));
@@ -242,40 +295,49 @@ keymap_find(struct keymap *km, unsigned long sym, struct keymap_key *k,
 	if (keymap_find_col(km, (KeySym)sym, 0, k) ||
 	    keymap_find_col(km, (KeySym)sym, 1, k))
 		return 0;
-	k->spare = 1;
-	k->shift = k->numlock = KEYMAP_ANY;
+	now = keymap_now_ms();
 	for (kc = km->min_kc; kc <= km->max_kc; kc++)
-		if (km->pool[kc] && km->sp[kc].sym == sym) {
-			k->kc = (KeyCode)kc;
-			return 0;
-		}
-	/* The least recently used spare not held down. */
+		for (col = 0; col < 2; col++)
+			if (km->pool[kc] && km->sp[kc].sym[col] == sym) {
+				keymap_spare_key(km, kc, col, k);
+				keymap_slot_used(km, kc, col, now);
+				return 0;
+			}
+	/*
+	 * A free column (column 0 first), else the one that may change
+	 * meaning soonest, of a spare not held down.
+	 */
 	for (kc = km->min_kc; kc <= km->max_kc; kc++) {
 		if (!km->pool[kc])
 			continue;
 		any = 1;
-		if (km->sp[kc].pins > 0)
+		sp = &km->sp[kc];
+		if (sp->pins > 0)
 			continue;
-		if (lru == 0 || km->sp[kc].sym == 0 ||
-		    (km->sp[lru].sym != 0 &&
-		    km->sp[kc].used_ms < km->sp[lru].used_ms))
-			lru = kc;
-		if (km->sp[lru].sym == 0)
-			break;
-	}
-	if (lru == 0)
-		return any ? 1 : ERR_KEY_UNKNOWN;
-	if (km->sp[lru].sym != 0) {
-		/* Events typed with its old meaning may still be unread. */
-		now = keymap_now_ms();
-		age = now - km->sp[lru].used_ms;
-		if (age < KEYMAP_SETTLE_MS) {
-			*wait_ms = KEYMAP_SETTLE_MS - age;
-			return 1;
+		for (col = 0; col < 2; col++) {
+			if (col == 1 && (sp->sym[0] == 0 || km->per < 2))
+				break;
+			free_ = sp->sym[col] == 0;
+			if (best == 0 || (free_ && km->sp[best].sym[bcol] != 0) ||
+			    (!free_ && km->sp[best].sym[bcol] != 0 &&
+			    sp->ready_ms[col] < km->sp[best].ready_ms[bcol])) {
+				best = kc;
+				bcol = col;
+			}
 		}
 	}
-	keymap_lend(km, lru, sym);
-	k->kc = (KeyCode)lru;
+	if (best == 0)
+		return any ? 1 : ERR_KEY_UNKNOWN;
+	sp = &km->sp[best];
+	if (sp->sym[bcol] != 0 && sp->ready_ms[bcol] > now) {
+		/* Events typed with its meaning may still be unread. */
+		*wait_ms = sp->ready_ms[bcol] - now;
+		return 1;
+	}
+	sp->sym[bcol] = sym;
+	keymap_write(km, best);
+	keymap_spare_key(km, best, bcol, k);
+	keymap_slot_used(km, best, bcol, now);
 	return 0;
 }
 
@@ -284,9 +346,12 @@ keymap_used(struct keymap *km, KeyCode kc)
 {
 	uint64_t	 now = keymap_now_ms();
 
+	(void)kc;
+	/* A pause as long as the settle time lets clients catch up. */
+	if (now - km->last_ms >= KEYMAP_SETTLE_MS)
+		km->burst = 0;
+	km->burst++;
 	km->last_ms = now;
-	if (km->pool[kc])
-		km->sp[kc].used_ms = now;
 }
 
 void
@@ -324,7 +389,7 @@ keymap_lent(const struct keymap *km)
 	int	 kc;
 
 	for (kc = km->min_kc; kc <= km->max_kc; kc++)
-		if (km->pool[kc] && km->sp[kc].sym != 0)
+		if (km->pool[kc] && km->sp[kc].sym[0] != 0)
 			return 1;
 	return 0;
 }
@@ -332,16 +397,14 @@ keymap_lent(const struct keymap *km)
 uint64_t
 keymap_settle_left(const struct keymap *km)
 {
-	uint64_t	 now = keymap_now_ms(), left = 0, age;
-	int		 kc;
+	uint64_t	 now = keymap_now_ms(), left = 0;
+	int		 kc, col;
 
-	for (kc = km->min_kc; kc <= km->max_kc; kc++) {
-		if (!km->pool[kc] || km->sp[kc].sym == 0)
-			continue;
-		age = now - km->sp[kc].used_ms;
-		if (age < KEYMAP_SETTLE_MS && KEYMAP_SETTLE_MS - age > left)
-			left = KEYMAP_SETTLE_MS - age;
-	}
+	for (kc = km->min_kc; kc <= km->max_kc; kc++)
+		for (col = 0; col < 2; col++)
+			if (km->pool[kc] && km->sp[kc].sym[col] != 0 &&
+			    km->sp[kc].ready_ms[col] > now + left)
+				left = km->sp[kc].ready_ms[col] - now;
 	return left;
 }
 
@@ -351,10 +414,11 @@ keymap_restore(struct keymap *km)
 	int	 kc, sent = 0;
 
 	for (kc = km->min_kc; kc <= km->max_kc; kc++) {
-		if (!km->pool[kc] || km->sp[kc].sym == 0 ||
+		if (!km->pool[kc] || km->sp[kc].sym[0] == 0 ||
 		    km->sp[kc].pins > 0)
 			continue;
-		keymap_lend(km, kc, 0);
+		memset(&km->sp[kc], 0, sizeof(km->sp[kc]));
+		keymap_write(km, kc);
 		sent = 1;
 	}
 	if (sent)
@@ -365,12 +429,14 @@ static void
 keymap_idle_fire(void *arg)
 {
 	struct keymap	*km = arg;
-	uint64_t	 quiet = keymap_now_ms() - km->last_ms;
+	uint64_t	 quiet = keymap_now_ms() - km->last_ms, left;
 
 	km->idle = NULL;
-	if (quiet < KEYMAP_IDLE_MS) {
-		km->idle = loop_timer_add(KEYMAP_IDLE_MS - quiet,
-		    keymap_idle_fire, km);
+	left = keymap_settle_left(km);
+	if (quiet < KEYMAP_IDLE_MS || left > 0) {
+		if (quiet < KEYMAP_IDLE_MS && KEYMAP_IDLE_MS - quiet > left)
+			left = KEYMAP_IDLE_MS - quiet;
+		km->idle = loop_timer_add(left, keymap_idle_fire, km);
 		return;
 	}
 	/* Re-read first: only what is still ours is cleared. */

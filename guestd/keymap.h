@@ -7,10 +7,14 @@
  * they fetch again when a MappingNotify arrives, from the server's map as
  * it is THEN.  A keycode that changes meaning again before a client has
  * read the events typed with it makes that client see the new meaning (or
- * nothing).  So a spare keeps its keysym as long as it can: spares are
- * reused least recently used first, never within KEYMAP_SETTLE_MS of their
- * last key event, and are cleared only once the display's keyboard has been
- * idle for KEYMAP_IDLE_MS (a loop timer, keymap_idle_later).
+ * nothing).  So a lent keysym stays as long as it can: each spare carries
+ * two (the second typed with Shift), a column is reused only when every
+ * column is taken, the one free soonest first, and not before
+ * KEYMAP_SETTLE_MS after its last key event plus KEYMAP_LAG_US_PER_EVENT
+ * for each key event of the burst it was typed in (a client drawing each
+ * character falls behind a long burst); the batch waits until then.
+ * Spares are cleared once the keyboard has been idle for KEYMAP_IDLE_MS
+ * (a loop timer, keymap_idle_later).
  *
  * One state per X connection, hung on the Display itself: it goes when the
  * Display is closed (XCloseDisplay calls our hook), with no X call then.
@@ -21,8 +25,9 @@
 #include <stdint.h>
 #include <X11/Xlib.h>
 
-#define KEYMAP_SETTLE_MS	300	/* before a used spare is reused */
-#define KEYMAP_IDLE_MS		2000	/* quiet keyboard before restoring */
+#define KEYMAP_SETTLE_MS	300	/* before a used column changes */
+#define KEYMAP_LAG_US_PER_EVENT	500	/* more per event of its burst */
+#define KEYMAP_IDLE_MS		10000	/* quiet keyboard before restoring */
 
 /* What a key needs of a modifier. */
 #define KEYMAP_ANY	0
