@@ -44,7 +44,7 @@ struct keymap {
 	KeySym			*map;
 	unsigned char		 pool[256];	/* a spare (ours or empty) */
 	struct keymap_spare	 sp[256];	/* by keycode */
-	KeyCode			 shift_kc, numlock_kc;
+	KeyCode			 shift_kc, shift_r_kc, numlock_kc;
 	unsigned		 numlock_mask;
 	struct loop_timer	*idle;
 	uint64_t		 last_ms;	/* last key event, any key */
@@ -147,12 +147,16 @@ keymap_load(struct keymap *km)
 		}
 	}
 	km->shift_kc = 0;
+	km->shift_r_kc = 0;
 	km->numlock_kc = 0;
 	for (i = 0; i < 2; i++)
 		for (kc = km->min_kc; kc <= km->max_kc; kc++) {
 			if (km->shift_kc == 0 && i < per &&
 			    keymap_row(km, kc)[i] == XK_Shift_L)
 				km->shift_kc = (KeyCode)kc;
+			if (km->shift_r_kc == 0 && i < per &&
+			    keymap_row(km, kc)[i] == XK_Shift_R)
+				km->shift_r_kc = (KeyCode)kc;
 			if (km->numlock_kc == 0 && i < per &&
 			    keymap_row(km, kc)[i] == XK_Num_Lock)
 				km->numlock_kc = (KeyCode)kc;
@@ -288,7 +292,8 @@ keymap_find(struct keymap *km, unsigned long sym, struct keymap_key *k,
 	uint64_t		 now;
 	int			 kc, col, best = 0, bcol = 0, any = 0, free_;
 
-	*wait_ms = 0;
+	if (wait_ms != NULL)
+		*wait_ms = 0;
 	memset(k, 0, sizeof(*k));
 	if (sym == 0 || sym == NoSymbol)
 		return ERR_KEY_UNKNOWN;
@@ -327,9 +332,10 @@ keymap_find(struct keymap *km, unsigned long sym, struct keymap_key *k,
 		}
 	}
 	if (best == 0)
-		return any ? 1 : ERR_KEY_UNKNOWN;
+		return any && wait_ms != NULL ? 1 : ERR_KEY_UNKNOWN;
 	sp = &km->sp[best];
-	if (sp->sym[bcol] != 0 && sp->ready_ms[bcol] > now) {
+	if (wait_ms != NULL && sp->sym[bcol] != 0 &&
+	    sp->ready_ms[bcol] > now) {
 		/* Events typed with its meaning may still be unread. */
 		*wait_ms = sp->ready_ms[bcol] - now;
 		return 1;
@@ -369,6 +375,12 @@ KeyCode
 keymap_shift_kc(const struct keymap *km)
 {
 	return km->shift_kc;
+}
+
+KeyCode
+keymap_shift_r_kc(const struct keymap *km)
+{
+	return km->shift_r_kc;
 }
 
 KeyCode

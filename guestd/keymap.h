@@ -54,6 +54,8 @@ struct keymap	*keymap_get(Display *dpy, int *err);
  * Find sym, lending it a spare if the keymap lacks it.  Returns 0 with *k,
  * ERR_KEY_UNKNOWN when there is no spare at all, or 1 when every spare
  * carried a keysym within the settle time: call again after *wait_ms.
+ * With wait_ms NULL (a viewer's key, which cannot wait) the column free
+ * soonest is taken at once.
  */
 int	 keymap_find(struct keymap *, unsigned long sym, struct keymap_key *k,
 	    uint64_t *wait_ms);
@@ -63,8 +65,9 @@ void	 keymap_used(struct keymap *, KeyCode kc);
 /* A spare held down by a viewer is never lent to another keysym. */
 void	 keymap_pin(struct keymap *, KeyCode kc, int down);
 
-/* Keycodes of Shift_L and Num_Lock (0 when absent); NumLock's mask. */
+/* Keycodes of Shift_L, Shift_R, Num_Lock (0 when absent); NumLock's mask. */
 KeyCode	 keymap_shift_kc(const struct keymap *);
+KeyCode	 keymap_shift_r_kc(const struct keymap *);
 KeyCode	 keymap_numlock_kc(const struct keymap *);
 unsigned keymap_numlock_mask(const struct keymap *);
 
