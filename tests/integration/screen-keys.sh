@@ -95,4 +95,21 @@ t_eq "$(pressed 3)" "${want% 0x31/31 } " "debug port keys"
 wait_rec '^key release keysym=0xffc9 ' 3
 last=$(grep '^key release keysym=0xffc9 ' "$T/rec" | tail -n 1)
 t_contains "$last" "state=0x0 " "no modifier left on"
+
+# Keypad keys with NumLock locked by the viewer: KP_5, not KP_Begin, and
+# KP_Insert (NumLock's other level) too.
+r=$(printf 'handshake\nkey ff7f 1\nkey ff7f 0\nkey ffb5 1\nkey ffb5 0
+key ff9e 1\nkey ff9e 0\nkey ff7f 1\nkey ff7f 0\nkey ffc9 1\nkey ffc9 0
+update\n' | "$RFBPROBE" --url "ws://127.0.0.1:$gw/screen/$tok") ||
+	t_fail "gateway viewer, NumLock: $r"
+t_eq "$(pressed 4)" "0xffb5/35 0xff9e/ " "gateway keypad with NumLock"
+
+# The same through display.act, NumLock off and on.
+rk act bob '[{"kind":"key","keys":"KP_0 KP_5 KP_Insert"},
+    {"action":"key","text":"Num_Lock"},
+    {"type":"keypress","keys":["KP_0"]},{"kind":"key","keys":"KP_Begin"},
+    {"kind":"key","keys":"Num_Lock F12"}]' >/dev/null ||
+	t_fail "act keypad"
+t_eq "$(pressed 5)" "0xffb0/30 0xffb5/35 0xff9e/ 0xffb0/30 0xff9d/ " \
+    "act keypad"
 exit 0
