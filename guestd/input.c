@@ -13,13 +13,14 @@
  * before the keymap is restored, long text) end the call with INPUT_AGAIN
  * and a delay instead of sleeping, so guestd's loop keeps serving.
  *
- * Typing: a character on the keymap at level 0 or 1 (shift) is typed with
- * its keycode.  Any other character gets a spare keycode (one with no
- * keysym at all) remapped to it.  Clients translate keycodes with their
- * own copy of the map, refreshed when MappingNotify arrives, so a keycode
- * is never remapped while events typed with its previous meaning may still
- * be unread: within a round each spare carries one character, and between
- * rounds and before the final restore we give clients time to catch up.
+ * Typing: a character on the keymap is typed with its keycode, with Shift
+ * or NumLock as its level needs (keymap.c); any other character with a
+ * spare keycode lent to it.  A lent spare keeps its meaning after the
+ * batch: clients translate keycodes with their own copy of the map,
+ * fetched again when MappingNotify arrives, so a keycode must not change
+ * meaning while events typed with it may be unread.  keymap.c reuses the
+ * least recently used spare, never within its settle time (the batch
+ * waits then), and clears them once the keyboard has been idle.
  */
 #include "autoconf.h"
 
@@ -37,33 +38,17 @@
 #include "err.h"
 #include "actions.h"
 #include "input.h"
+#include "keymap.h"
 
 #define INPUT_TYPE_CHUNK	256	/* characters per run call */
-#define INPUT_SETTLE_MS		50	/* before spares are reused */
-/*
- * Before a remapped keycode changes again (the restore, the next round):
- * a client that falls further behind translates with the new meaning.
- * 100 ms was seen too short for a client on a loaded 2-core machine; the
- * caller has its answer before this wait, so only a following batch that
- * types off the keymap pays it.
- */
-#define INPUT_RESTORE_MS	300
 #define INPUT_DRAG_STEP_PX	16	/* distance between drag motions */
 #define INPUT_DRAG_STEPS_MAX	32	/* motions per drag segment */
-#define INPUT_SPARES_MAX	64
 #define INPUT_SYNC_EVERY	64	/* actions per XSync at most */
 #define INPUT_HELD_MAX		(ACTIONS_KEYSPEC_MAX + 1)
 
 enum input_state {
 	INPUT_ST_ACTIONS,	/* applying b->v[i] */
-	INPUT_ST_RESTORE,	/* keymap restore pending */
 	INPUT_ST_DONE
-};
-
-struct input_spare {
-	KeyCode		 kc;
-	unsigned long	 sym;	/* what it carries now; 0 = nothing */
-	int		 round;	/* round in which sym was typed */
 };
 
 struct input_exec {
@@ -75,19 +60,15 @@ struct input_exec {
 	int			 phase;		/* within it */
 	size_t			 pos;		/* next code point of type */
 	int			 sent;		/* a fake event was sent */
-	int			 restore_waited;
 	struct input_result	 res;
 	int			 nbuttons;	/* the server's pointer */
 	size_t			 group;		/* first action not synced */
 	unsigned long		 serials[INPUT_SYNC_EVERY]; /* their starts */
 
-	/* Keymap snapshot and the spares remapped in this batch. */
-	int			 min_kc, max_kc, per;
-	KeySym			*map;
-	struct input_spare	 spares[INPUT_SPARES_MAX];
-	int			 nspares;
-	int			 round;
-	int			 remapped;
+	struct keymap		*km;		/* the display's */
+	int			 lent;		/* a spare was used */
+	int			 blocking;	/* no loop: restore at the end */
+	int			 numlock_toggled; /* by the held chord */
 
 	/* Keycodes pressed by a hold, released on resume or free. */
 	KeyCode			 held[INPUT_HELD_MAX];
@@ -130,130 +111,19 @@ input_fail(struct input_exec *ex, int code, const char *fmt, ...)
 
 /* ---- keymap -------------------------------------------------------------- */
 
-static int
-input_keymap_load(struct input_exec *ex)
-{
-	int	 kc, j, empty;
-
-	XDisplayKeycodes(ex->dpy, &ex->min_kc, &ex->max_kc);
-	ex->map = XGetKeyboardMapping(ex->dpy, (KeyCode)ex->min_kc,
-	    ex->max_kc - ex->min_kc + 1, &ex->per);
-	if (ex->map == NULL || ex->per < 1)
-		return ERR_X;
-	/* Spares: keycodes with no keysym at all, from the top down. */
-	for (kc = ex->max_kc; kc >= ex->min_kc &&
-	    ex->nspares < INPUT_SPARES_MAX; kc--) {
-		empty = 1;
-		for (j = 0; j < ex->per; j++)
-			if (ex->map[(kc - ex->min_kc) * ex->per + j] !=
-			    NoSymbol)
-				empty = 0;
-		if (empty)
-			ex->spares[ex->nspares++].kc = (KeyCode)kc;
-	}
-	return 0;
-}
-
-static int
-input_is_spare(struct input_exec *ex, int kc)
-{
-	int	 j;
-
-	for (j = 0; j < ex->nspares; j++)
-		if (ex->spares[j].kc == kc)
-			return 1;
-	return 0;
-}
-
-/* Keycode and shift level of sym on the keymap proper; 0 when absent. */
-static KeyCode
-input_keymap_find(struct input_exec *ex, unsigned long sym, int *shift)
-{
-	int	 kc, lvl;
-
-	for (lvl = 0; lvl < 2 && lvl < ex->per; lvl++)
-		for (kc = ex->min_kc; kc <= ex->max_kc; kc++)
-			if (ex->map[(kc - ex->min_kc) * ex->per + lvl] ==
-			    (KeySym)sym && !input_is_spare(ex, kc)) {
-				*shift = lvl;
-				return (KeyCode)kc;
-			}
-	return 0;
-}
-
-static void
-input_spare_set(struct input_exec *ex, struct input_spare *s,
-    unsigned long sym)
-{
-	KeySym	*row = &ex->map[(s->kc - ex->min_kc) * ex->per];
-	int	 j;
-
-	for (j = 0; j < ex->per; j++)
-		row[j] = (j < 2) ? (KeySym)sym : NoSymbol;
-	XChangeKeyboardMapping(ex->dpy, s->kc, ex->per, row, 1);
-	s->sym = sym;
-	s->round = ex->round;
-	ex->remapped = 1;
-}
-
 /*
- * Keycode for sym: on the keymap, already on a spare, or remapped onto a
- * spare not used in this round.  Returns 0 with *busy set when every
- * spare is taken in this round (the caller waits and starts a new one),
- * 0 without *busy when there are no spares at all.
+ * Keycode and modifier needs of sym (keymap.c).  Returns 0, ERR_*, or 1
+ * when every spare is too recently used: *busy_ms says how long to wait.
  */
-static KeyCode
-input_keycode(struct input_exec *ex, unsigned long sym, int *shift,
-    int *busy)
+static int
+input_keycode(struct input_exec *ex, unsigned long sym, struct keymap_key *k,
+    uint64_t *busy_ms)
 {
-	struct input_spare	*s;
-	KeyCode			 kc;
-	int			 j;
+	int	 r;
 
-	*busy = 0;
-	*shift = 0;
-	if ((kc = input_keymap_find(ex, sym, shift)) != 0)
-		return kc;
-	/* Already carried by a spare: keep it, and keep it this round. */
-	for (j = 0; j < ex->nspares; j++) {
-		s = &ex->spares[j];
-		if (s->sym == sym) {
-			s->round = ex->round;
-			return s->kc;
-		}
-	}
-	for (j = 0; j < ex->nspares; j++) {
-		s = &ex->spares[j];
-		if (s->sym == 0 || s->round != ex->round) {
-			input_spare_set(ex, s, sym);
-			return s->kc;
-		}
-	}
-	*busy = ex->nspares > 0;
-	return 0;
-}
-
-static void
-input_keymap_restore(struct input_exec *ex)
-{
-	struct input_spare	*s;
-	KeySym			*row;
-	int			 i, j;
-
-	if (!ex->remapped)
-		return;
-	for (i = 0; i < ex->nspares; i++) {
-		s = &ex->spares[i];
-		if (s->sym == 0)
-			continue;
-		row = &ex->map[(s->kc - ex->min_kc) * ex->per];
-		for (j = 0; j < ex->per; j++)
-			row[j] = NoSymbol;
-		XChangeKeyboardMapping(ex->dpy, s->kc, ex->per, row, 1);
-		s->sym = 0;
-	}
-	ex->remapped = 0;
-	XSync(ex->dpy, False);
+	if ((r = keymap_find(ex->km, sym, k, busy_ms)) == 0 && k->spare)
+		ex->lent = 1;
+	return r;
 }
 
 /* ---- primitive events ---------------------------------------------------- */
@@ -262,7 +132,49 @@ static void
 input_key(struct input_exec *ex, KeyCode kc, int down)
 {
 	XTestFakeKeyEvent(ex->dpy, kc, down ? True : False, CurrentTime);
+	keymap_used(ex->km, kc);
 	ex->sent = 1;
+}
+
+/* Is NumLock locked now?  A round trip: only for keypad keys. */
+static int
+input_numlock_on(struct input_exec *ex)
+{
+	Window	 rw, cw;
+	int	 x, y, wx, wy;
+	unsigned mask = 0;
+
+	XQueryPointer(ex->dpy, RootWindow(ex->dpy, ex->screen), &rw, &cw,
+	    &x, &y, &wx, &wy, &mask);
+	return (mask & keymap_numlock_mask(ex->km)) != 0;
+}
+
+/*
+ * Before pressing k: lock or unlock NumLock as its keypad level needs.
+ * Returns 1 when it was toggled (toggle again after the key).
+ */
+static int
+input_numlock_for(struct input_exec *ex, const struct keymap_key *k)
+{
+	KeyCode	 nl = keymap_numlock_kc(ex->km);
+	int	 on;
+
+	if (k->numlock == KEYMAP_ANY || nl == 0 ||
+	    keymap_numlock_mask(ex->km) == 0)
+		return 0;
+	on = input_numlock_on(ex);
+	if ((k->numlock == KEYMAP_ON) == on)
+		return 0;
+	input_key(ex, nl, 1);
+	input_key(ex, nl, 0);
+	return 1;
+}
+
+static void
+input_numlock_toggle(struct input_exec *ex)
+{
+	input_key(ex, keymap_numlock_kc(ex->km), 1);
+	input_key(ex, keymap_numlock_kc(ex->km), 0);
 }
 
 static void
@@ -283,36 +195,41 @@ input_motion(struct input_exec *ex, int x, int y)
 /*
  * Press the keys of one chord (keysyms up to a 0 separator) in order,
  * adding Shift when a key sits on the shift level and the chord has no
- * Shift of its own.  Pressed keycodes are appended to ex->held.
+ * Shift of its own, and setting NumLock as a keypad key needs (set back
+ * on release).  Pressed keycodes are appended to ex->held.
  */
 static int
 input_chord_press(struct input_exec *ex, const unsigned long *syms,
     size_t n)
 {
-	KeyCode	 kc, shift_kc = 0;
-	int	 shift, busy, need_shift = 0, has_shift = 0;
-	size_t	 k;
+	struct keymap_key k;
+	KeyCode	 shift_kc;
+	uint64_t busy;
+	int	 r, need_shift = 0, has_shift = 0;
+	size_t	 i;
 
-	for (k = 0; k < n; k++)
-		if (syms[k] == XK_Shift_L || syms[k] == XK_Shift_R)
+	for (i = 0; i < n; i++)
+		if (syms[i] == XK_Shift_L || syms[i] == XK_Shift_R)
 			has_shift = 1;
-	for (k = 0; k < n; k++) {
-		if ((kc = input_keycode(ex, syms[k], &shift, &busy)) == 0) {
+	for (i = 0; i < n; i++) {
+		if ((r = input_keycode(ex, syms[i], &k, &busy)) != 0) {
 			input_fail(ex, ERR_KEY_UNKNOWN, "no keycode is free "
-			    "for keysym 0x%lx", syms[k]);
+			    "for keysym 0x%lx", syms[i]);
 			return ERR_KEY_UNKNOWN;
 		}
-		if (shift && !has_shift && !need_shift) {
+		if (k.shift == KEYMAP_ON && !has_shift && !need_shift) {
 			need_shift = 1;
-			shift_kc = XKeysymToKeycode(ex->dpy, XK_Shift_L);
+			shift_kc = keymap_shift_kc(ex->km);
 			if (shift_kc != 0 && ex->nheld < INPUT_HELD_MAX) {
 				input_key(ex, shift_kc, 1);
 				ex->held[ex->nheld++] = shift_kc;
 			}
 		}
+		if (!ex->numlock_toggled)
+			ex->numlock_toggled = input_numlock_for(ex, &k);
 		if (ex->nheld < INPUT_HELD_MAX) {
-			input_key(ex, kc, 1);
-			ex->held[ex->nheld++] = kc;
+			input_key(ex, k.kc, 1);
+			ex->held[ex->nheld++] = k.kc;
 		}
 	}
 	return 0;
@@ -323,6 +240,10 @@ input_release_held(struct input_exec *ex)
 {
 	while (ex->nheld > 0)
 		input_key(ex, ex->held[--ex->nheld], 0);
+	if (ex->numlock_toggled) {
+		input_numlock_toggle(ex);
+		ex->numlock_toggled = 0;
+	}
 }
 
 static int
@@ -430,21 +351,34 @@ input_do_scroll(struct input_exec *ex, const struct action *a)
 	return 0;
 }
 
-/* Chords in sequence: press in order, release in reverse, then the next. */
+/*
+ * Chords in sequence: press in order, release in reverse, then the next.
+ * ex->pos is the start of the next chord, so a chord whose spare must
+ * wait is pressed whole after the wait, and those before it not again.
+ */
 static int
-input_do_key(struct input_exec *ex, const struct action *a)
+input_do_key(struct input_exec *ex, const struct action *a,
+    uint64_t *delay_ms)
 {
-	size_t	 start = 0, end;
+	struct keymap_key k;
+	uint64_t busy;
+	size_t	 end, i;
 	int	 r;
 
-	while (start < a->nkeys) {
-		for (end = start; end < a->nkeys && a->keys[end] != 0; end++)
+	while (ex->pos < a->nkeys) {
+		for (end = ex->pos; end < a->nkeys && a->keys[end] != 0; end++)
 			;
-		if ((r = input_chord_press(ex, a->keys + start,
-		    end - start)) != 0)
+		for (i = ex->pos; i < end; i++)
+			if (input_keycode(ex, a->keys[i], &k, &busy) == 1) {
+				XSync(ex->dpy, False);
+				*delay_ms = busy;
+				return 1;
+			}
+		if ((r = input_chord_press(ex, a->keys + ex->pos,
+		    end - ex->pos)) != 0)
 			return r;
 		input_release_held(ex);
-		start = end + 1;
+		ex->pos = end + 1;
 	}
 	return 0;
 }
@@ -469,31 +403,38 @@ static int
 input_do_type(struct input_exec *ex, const struct action *a,
     uint64_t *delay_ms)
 {
-	KeyCode	 kc, shift_kc;
+	struct keymap_key k;
+	KeyCode	 shift_kc = keymap_shift_kc(ex->km);
 	size_t	 end = ex->pos + INPUT_TYPE_CHUNK;
-	int	 shift, busy;
+	uint64_t busy;
+	int	 r, nl;
 
-	shift_kc = XKeysymToKeycode(ex->dpy, XK_Shift_L);
 	for (; ex->pos < a->ntext && ex->pos < end; ex->pos++) {
-		kc = input_keycode(ex, input_char_keysym(a->text[ex->pos]),
-		    &shift, &busy);
-		if (kc == 0 && busy) {
-			/* Every spare carries a character of this round. */
-			ex->round++;
-			*delay_ms = INPUT_SETTLE_MS;
+		r = input_keycode(ex, input_char_keysym(a->text[ex->pos]), &k,
+		    &busy);
+		if (r == 1) {
+			/*
+			 * Every spare carries a character typed moments ago:
+			 * give clients time to read it before one changes.
+			 */
+			XSync(ex->dpy, False);
+			*delay_ms = busy;
 			return 1;
 		}
-		if (kc == 0) {
+		if (r != 0) {
 			input_fail(ex, ERR_KEY_UNKNOWN, "no keycode is free "
 			    "to type U+%04X", a->text[ex->pos]);
 			return ERR_KEY_UNKNOWN;
 		}
-		if (shift && shift_kc != 0)
+		nl = input_numlock_for(ex, &k);
+		if (k.shift == KEYMAP_ON && shift_kc != 0)
 			input_key(ex, shift_kc, 1);
-		input_key(ex, kc, 1);
-		input_key(ex, kc, 0);
-		if (shift && shift_kc != 0)
+		input_key(ex, k.kc, 1);
+		input_key(ex, k.kc, 0);
+		if (k.shift == KEYMAP_ON && shift_kc != 0)
 			input_key(ex, shift_kc, 0);
+		if (nl)
+			input_numlock_toggle(ex);
 	}
 	if (ex->pos < a->ntext) {
 		*delay_ms = 0;	/* let the loop breathe between chunks */
@@ -547,7 +488,7 @@ input_step(struct input_exec *ex, uint64_t *delay_ms)
 	case ACTION_SCROLL:
 		return input_do_scroll(ex, a);
 	case ACTION_KEY:
-		return input_do_key(ex, a);
+		return input_do_key(ex, a, delay_ms);
 	case ACTION_TYPE:
 		return input_do_type(ex, a, delay_ms);
 	case ACTION_HOLD:
@@ -643,7 +584,7 @@ input_exec_new(Display *dpy, const struct actions_batch *b,
 	ex->screen = DefaultScreen(dpy);
 	ex->b = b;
 	ex->res.failed = -1;
-	if ((r = input_keymap_load(ex)) != 0) {
+	if ((ex->km = keymap_get(dpy, &r)) == NULL) {
 		err->code = r;
 		snprintf(err->msg, sizeof(err->msg), "the keymap could not "
 		    "be read");
@@ -756,26 +697,15 @@ input_run(struct input_exec *ex, uint64_t *delay_ms)
 	*delay_ms = 0;
 	old = XSetErrorHandler(input_xerror);
 	input_xerr_code = 0;
-	for (;;) {
-		if (ex->state == INPUT_ST_ACTIONS) {
-			if (input_run_actions(ex, delay_ms) == 1) {
-				ret = INPUT_AGAIN;
-				break;
-			}
-			ex->state = INPUT_ST_RESTORE;
-		} else if (ex->state == INPUT_ST_RESTORE) {
-			if (ex->remapped && !ex->restore_waited) {
-				/* Clients still translating our text. */
-				ex->restore_waited = 1;
-				*delay_ms = INPUT_RESTORE_MS;
-				ret = INPUT_AGAIN;
-				break;
-			}
-			input_keymap_restore(ex);
-			input_xerr_code = 0;
+	if (ex->state == INPUT_ST_ACTIONS) {
+		if (input_run_actions(ex, delay_ms) == 1)
+			ret = INPUT_AGAIN;
+		else {
 			ex->state = INPUT_ST_DONE;
-		} else
-			break;
+			/* Lent spares stay until the keyboard is idle. */
+			if (ex->lent && !ex->blocking)
+				keymap_idle_later(ex->km);
+		}
 	}
 	XSetErrorHandler(old);
 	return ret;
@@ -800,16 +730,15 @@ input_exec_free(struct input_exec *ex)
 
 	if (ex == NULL)
 		return;
-	if (ex->state != INPUT_ST_DONE && ex->map != NULL) {
+	if (ex->state != INPUT_ST_DONE) {
 		old = XSetErrorHandler(input_xerror);
 		input_release_held(ex);
-		input_keymap_restore(ex);
 		XSync(ex->dpy, False);
 		input_xerr_code = 0;
 		XSetErrorHandler(old);
+		if (ex->lent && !ex->blocking)
+			keymap_idle_later(ex->km);
 	}
-	if (ex->map != NULL)
-		XFree(ex->map);
 	free(ex);
 }
 
@@ -831,12 +760,20 @@ input_apply_blocking(Display *dpy, const struct actions_batch *b,
 		memcpy(res->msg, err.msg, sizeof(res->msg));
 		return r;
 	}
-	while (input_run(ex, &delay) == INPUT_AGAIN) {
+	ex->blocking = 1;
+	for (;;) {
+		if (input_run(ex, &delay) != INPUT_AGAIN) {
+			/* No loop to restore later: once clients caught up. */
+			if (!ex->lent || (delay = keymap_settle_left(ex->km)) == 0)
+				break;
+		}
 		ts.tv_sec = (time_t)(delay / 1000);
 		ts.tv_nsec = (long)(delay % 1000) * 1000000L;
 		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 			;
 	}
+	if (ex->lent)
+		keymap_restore(ex->km);
 	*res = *input_result(ex);
 	input_exec_free(ex);
 	return res->code;
@@ -845,9 +782,5 @@ input_apply_blocking(Display *dpy, const struct actions_batch *b,
 void
 input_exec_abandon(struct input_exec *ex)
 {
-	if (ex == NULL)
-		return;
-	if (ex->map != NULL)
-		XFree(ex->map);
 	free(ex);
 }

@@ -25,6 +25,7 @@ struct rfb {
 	struct loop_fd		*listen_lf;	/* debug port */
 	struct rfb_relay	*relays;	/* its viewers */
 	unsigned		 nrelays;
+	int			 closing;	/* no X calls for viewers */
 	struct rfb		*next;
 };
 

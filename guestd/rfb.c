@@ -50,6 +50,7 @@
 #include "capture.h"
 #include "display.h"
 #include "err.h"
+#include "keymap.h"
 #include "log.h"
 #include "loop.h"
 #include "rfb.h"
@@ -58,6 +59,7 @@
 #define RFB_SNDBUF		(8 * 1024 * 1024)
 #define RFB_CLIENT_WAIT_MS	500	/* a half message (none should come) */
 #define RFB_BUTTONS		8
+#define RFB_KEYS_DOWN		16	/* per viewer, at once */
 /* Update bytes beyond the pixels: headers and a cursor mask. */
 #define RFB_SLACK		(64 * 1024)
 /* Not named by libvncserver 0.9.14's headers. */
@@ -74,6 +76,12 @@ struct rfb_viewer {
 	int			 gated;		/* a Unix socket: see rfb_gate */
 	int			 sndbuf;	/* SO_SNDBUF granted */
 	int			 held;		/* waiting for room */
+	/* Keys down, with the keycode each was pressed with. */
+	struct {
+		rfbKeySym	 sym;
+		KeyCode		 kc;
+	}			 keys[RFB_KEYS_DOWN];
+	int			 nkeys;
 };
 
 static struct rfb	*rfb_list;
@@ -404,19 +412,117 @@ rfb_ptr_event(int mask, int x, int y, rfbClientPtr cl)
 	rfbDefaultPtrAddEvent(mask, x, y, cl);
 }
 
+/* Is keycode kc down now, by XQueryKeymap's vector? */
+static int
+rfb_kc_down(const char keys[32], KeyCode kc)
+{
+	return kc != 0 && (keys[kc / 8] & (1 << (kc % 8))) != 0;
+}
+
+static void
+rfb_tap(Display *dpy, KeyCode kc)
+{
+	XTestFakeKeyEvent(dpy, kc, True, CurrentTime);
+	XTestFakeKeyEvent(dpy, kc, False, CurrentTime);
+}
+
+/*
+ * Press the keycode that yields sym, whatever the keymap (x11vnc's
+ * "modtweak"): a keysym off the keymap gets a spare keycode; Shift is
+ * pressed around a key on the shift level when the viewer holds none, and
+ * the viewer's Shift is let go around a key that must not be shifted ('1'
+ * while Shift is down); NumLock is set for a keypad key as its level
+ * needs, and set back.  Returns the keycode pressed, 0 for none.
+ */
+static KeyCode
+rfb_key_press(Display *dpy, rfbKeySym sym)
+{
+	struct keymap_key k;
+	struct keymap	*km;
+	Window		 rw, cw;
+	KeyCode		 sh[2];
+	char		 down[32];
+	unsigned	 mask = 0;
+	int		 x, y, wx, wy, err, i, numlock = 0, shift_down;
+
+	if ((km = keymap_get(dpy, &err)) == NULL ||
+	    keymap_find(km, (unsigned long)sym, &k, NULL) != 0)
+		return 0;
+	XQueryPointer(dpy, DefaultRootWindow(dpy), &rw, &cw, &x, &y, &wx, &wy,
+	    &mask);
+	shift_down = (mask & ShiftMask) != 0;
+	if (k.numlock != KEYMAP_ANY && keymap_numlock_kc(km) != 0 &&
+	    keymap_numlock_mask(km) != 0 &&
+	    ((mask & keymap_numlock_mask(km)) != 0) !=
+	    (k.numlock == KEYMAP_ON)) {
+		numlock = 1;
+		rfb_tap(dpy, keymap_numlock_kc(km));
+	}
+	if (k.shift == KEYMAP_ON && !shift_down) {
+		XTestFakeKeyEvent(dpy, keymap_shift_kc(km), True, CurrentTime);
+		XTestFakeKeyEvent(dpy, k.kc, True, CurrentTime);
+		XTestFakeKeyEvent(dpy, keymap_shift_kc(km), False,
+		    CurrentTime);
+	} else if (k.shift == KEYMAP_OFF && shift_down) {
+		XQueryKeymap(dpy, down);
+		sh[0] = keymap_shift_kc(km);
+		sh[1] = keymap_shift_r_kc(km);
+		for (i = 0; i < 2; i++)
+			if (rfb_kc_down(down, sh[i]))
+				XTestFakeKeyEvent(dpy, sh[i], False,
+				    CurrentTime);
+		XTestFakeKeyEvent(dpy, k.kc, True, CurrentTime);
+		for (i = 0; i < 2; i++)
+			if (rfb_kc_down(down, sh[i]))
+				XTestFakeKeyEvent(dpy, sh[i], True,
+				    CurrentTime);
+	} else
+		XTestFakeKeyEvent(dpy, k.kc, True, CurrentTime);
+	if (numlock)
+		rfb_tap(dpy, keymap_numlock_kc(km));
+	keymap_used(km, k.kc);
+	if (k.spare) {
+		keymap_pin(km, k.kc, 1);
+		keymap_idle_later(km);
+	}
+	return k.kc;
+}
+
 static void
 rfb_kbd_event(rfbBool down, rfbKeySym sym, rfbClientPtr cl)
 {
 	struct rfb_viewer	*v = cl->clientData;
+	struct keymap		*km;
 	Display			*dpy;
-	KeyCode			 kc;
+	KeyCode			 kc = 0;
+	int			 i, err;
 
 	if (v == NULL || !v->control || cl->viewOnly ||
 	    (dpy = rfb_xdpy(v->r)) == NULL)
 		return;
-	if ((kc = XKeysymToKeycode(dpy, (KeySym)sym)) == 0)
-		return;
-	XTestFakeKeyEvent(dpy, kc, down ? True : False, CurrentTime);
+	for (i = 0; i < v->nkeys; i++)
+		if (v->keys[i].sym == sym)
+			break;
+	if (down) {
+		/* A repeat while down types again with the same keycode. */
+		if (i < v->nkeys)
+			XTestFakeKeyEvent(dpy, v->keys[i].kc, True,
+			    CurrentTime);
+		else if (v->nkeys < RFB_KEYS_DOWN &&
+		    (kc = rfb_key_press(dpy, sym)) != 0) {
+			v->keys[v->nkeys].sym = sym;
+			v->keys[v->nkeys].kc = kc;
+			v->nkeys++;
+		}
+	} else if (i < v->nkeys) {
+		kc = v->keys[i].kc;
+		v->keys[i] = v->keys[--v->nkeys];
+		XTestFakeKeyEvent(dpy, kc, False, CurrentTime);
+		if ((km = keymap_get(dpy, &err)) != NULL) {
+			keymap_used(km, kc);
+			keymap_pin(km, kc, 0);
+		}
+	}
 	XFlush(dpy);
 	display_touch(v->r->d);
 }
@@ -500,6 +606,10 @@ rfb_client_gone(rfbClientPtr cl)
 
 	if (v == NULL)
 		return;
+	/* Keys it left down go up (not while the display closes). */
+	if (!v->r->closing)
+		while (v->nkeys > 0)
+			rfb_kbd_event(FALSE, v->keys[v->nkeys - 1].sym, cl);
 	cl->clientData = NULL;
 	loop_fd_close(v->lf);
 	free(v);
@@ -679,6 +789,7 @@ rfb_display_closing(struct display *d)
 		capture_set_cursor_cb(r->cap, NULL, NULL);
 	}
 	loop_timer_cancel(r->pump);
+	r->closing = 1;
 	rfb_debug_close(r);
 	/* Closes every viewer socket (the peers see EOF at once) and frees
 	 * the clients through rfb_client_gone. */

@@ -3,9 +3,10 @@
  * It connects straight to HOST:PORT over TCP, takes one full framebuffer
  * update and compares pixels.
  *
- *   vncshot HOST:PORT [X,Y,RRGGBB ...]
+ *   vncshot HOST:PORT [X,Y,RRGGBB | key:KEYSYM ...]
  * Prints "size W H" then "ok" per pixel; exit 5 on a mismatch ("pixel X
- * Y got C"), 3 when it cannot connect, 4 on a timeout.  Not installed.
+ * Y got C"), 3 when it cannot connect, 4 on a timeout.  key:KEYSYM (hex)
+ * sends that key down and up, as the viewer would.  Not installed.
  */
 #include "autoconf.h"
 
@@ -42,7 +43,7 @@ main(int argc, char **argv)
 	char		 host[256], *colon;
 	unsigned	 want, got;
 	uint8_t		*p;
-	int		 i, n, x, y, tries;
+	int		 i, n, x, y, tries, keys = 0;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: vncshot HOST:PORT [X,Y,RRGGBB ...]\n");
@@ -77,6 +78,13 @@ main(int argc, char **argv)
 	}
 	printf("size %d %d\n", cl->width, cl->height);
 	for (i = 2; i < argc; i++) {
+		if (sscanf(argv[i], "key:%x", &want) == 1) {
+			if (!SendKeyEvent(cl, want, TRUE) ||
+			    !SendKeyEvent(cl, want, FALSE))
+				return 3;
+			keys = 1;
+			continue;
+		}
 		if (sscanf(argv[i], "%d,%d,%x", &x, &y, &want) != 3 ||
 		    x < 0 || y < 0 || x >= cl->width || y >= cl->height)
 			return 2;
@@ -88,6 +96,24 @@ main(int argc, char **argv)
 			return 5;
 		}
 		printf("ok\n");
+	}
+	if (keys) {
+		/* The answer to a request after the keys: they were read. */
+		vs_done = 0;
+		vs_area = 0;
+		if (!SendFramebufferUpdateRequest(cl, 0, 0, cl->width,
+		    cl->height, FALSE))
+			return 3;
+		for (tries = 0; !vs_done && tries < 100; tries++) {
+			if ((n = WaitForMessage(cl, 100000)) < 0)
+				break;
+			if (n > 0 && !HandleRFBServerMessage(cl))
+				break;
+		}
+		if (!vs_done) {
+			printf("timeout\n");
+			return 4;
+		}
 	}
 	/* The framebuffer is the application's to free. */
 	free(cl->frameBuffer);

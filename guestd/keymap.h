@@ -1,0 +1,83 @@
+/*
+ * keymap: which keycode, with which Shift and NumLock, yields a keysym on
+ * a display, and spare keycodes lent to keysyms the keymap lacks.  Shared
+ * by the action executor (input.c) and viewers' key events (rfb.c).
+ *
+ * X clients translate keycodes with their own copy of the keymap, which
+ * they fetch again when a MappingNotify arrives, from the server's map as
+ * it is THEN.  A keycode that changes meaning again before a client has
+ * read the events typed with it makes that client see the new meaning (or
+ * nothing).  So a lent keysym stays as long as it can: each spare carries
+ * two (the second typed with Shift), a column is reused only when every
+ * column is taken, the one free soonest first, and not before
+ * KEYMAP_SETTLE_MS after its last key event plus KEYMAP_LAG_US_PER_EVENT
+ * for each key event of the burst it was typed in (a client drawing each
+ * character falls behind a long burst); the batch waits until then.
+ * Spares are cleared once the keyboard has been idle for KEYMAP_IDLE_MS
+ * (a loop timer, keymap_idle_later).
+ *
+ * One state per X connection, hung on the Display itself: it goes when the
+ * Display is closed (XCloseDisplay calls our hook), with no X call then.
+ */
+#ifndef GUESTD_KEYMAP_H
+#define GUESTD_KEYMAP_H
+
+#include <stdint.h>
+#include <X11/Xlib.h>
+
+#define KEYMAP_SETTLE_MS	300	/* before a used column changes */
+#define KEYMAP_LAG_US_PER_EVENT	500	/* more per event of its burst */
+#define KEYMAP_IDLE_MS		10000	/* quiet keyboard before restoring */
+
+/* What a key needs of a modifier. */
+#define KEYMAP_ANY	0
+#define KEYMAP_ON	1
+#define KEYMAP_OFF	2
+
+struct keymap_key {
+	KeyCode		 kc;
+	int		 shift;		/* KEYMAP_* */
+	int		 numlock;	/* KEYMAP_* */
+	int		 spare;		/* kc is a lent spare */
+};
+
+struct keymap;
+
+/*
+ * The state of dpy, created on first use, with the server's keymap read
+ * again (another client may have changed it).  NULL with *err set when the
+ * keymap cannot be read.
+ */
+struct keymap	*keymap_get(Display *dpy, int *err);
+
+/*
+ * Find sym, lending it a spare if the keymap lacks it.  Returns 0 with *k,
+ * ERR_KEY_UNKNOWN when there is no spare at all, or 1 when every spare
+ * carried a keysym within the settle time: call again after *wait_ms.
+ * With wait_ms NULL (a viewer's key, which cannot wait) the column free
+ * soonest is taken at once.
+ */
+int	 keymap_find(struct keymap *, unsigned long sym, struct keymap_key *k,
+	    uint64_t *wait_ms);
+
+/* A key event was sent with kc: a spare stays as it is a while longer. */
+void	 keymap_used(struct keymap *, KeyCode kc);
+/* A spare held down by a viewer is never lent to another keysym. */
+void	 keymap_pin(struct keymap *, KeyCode kc, int down);
+
+/* Keycodes of Shift_L, Shift_R, Num_Lock (0 when absent); NumLock's mask. */
+KeyCode	 keymap_shift_kc(const struct keymap *);
+KeyCode	 keymap_shift_r_kc(const struct keymap *);
+KeyCode	 keymap_numlock_kc(const struct keymap *);
+unsigned keymap_numlock_mask(const struct keymap *);
+
+/* Whether any spare carries a keysym now. */
+int	 keymap_lent(const struct keymap *);
+/* Ms until the last lent spare may change meaning (0 when none). */
+uint64_t keymap_settle_left(const struct keymap *);
+/* Clear every unpinned spare now. */
+void	 keymap_restore(struct keymap *);
+/* On guestd's loop: restore once the keyboard has been idle a while. */
+void	 keymap_idle_later(struct keymap *);
+
+#endif
