@@ -19,6 +19,13 @@
  * once; the rest of the body is read and dropped, then the connection
  * closes.
  *
+ * Intake (serve_intake, serve-req.c) happens when a request's headers are
+ * complete and before anything is spent on it: the token, the slot and the
+ * Content-Length are checked there, and a refusal closes the connection
+ * without reading the body.  A body then has a deadline (serve_body_fire),
+ * and lws's own timeouts bound a connection that never completes its
+ * headers; see "Limits" in rakazoctl(1).
+ *
  * Timers, all lws sul on the loop:
  *  - maintenance, every reconcile period: the reconciler (C-7) and the
  *    idle stop (C-6), as one task;
