@@ -86,7 +86,11 @@
 #define SERVE_MAX_JOBS		64	/* authenticated requests at once */
 #define SERVE_MAX_PUBLIC	8	/* health checks at once */
 #define SERVE_MAX_CONNS		512	/* API connections, also bounded by fds */
-/* lws timeouts: accepted but silent; first header byte to the blank line. */
+/*
+ * lws timeouts.  lws gives a new connection a header table at once, so the
+ * header timeout runs from the connection's opening, silent or not; the
+ * idle one bounds a pause within a body and a reply nobody reads.
+ */
 #define SERVE_IDLE_S		5
 #define SERVE_HEADER_MS		10000	/* --header-timeout-ms */
 #define SERVE_KEEPALIVE_S	5
@@ -954,7 +958,7 @@ serve_loop_new(void)
 	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
 	/* Socket reads of 64 KiB, not 4: streamed uploads cost less. */
 	info.pt_serv_buf_size = 64 * 1024;
-	/* A connection that sends nothing is closed after this. */
+	/* lws's own waits: a pause within a body, a close to complete. */
 	info.timeout_secs = SERVE_IDLE_S;
 	info.port = CONTEXT_PORT_NO_LISTEN;
 	info.protocols = serve_inner_protocols;
@@ -1163,7 +1167,7 @@ serve_main(int argc, char **argv)
 	info.vhost_name = "api";
 	/* MACHINE-NOTES: iface is ignored while IPv6 is on. */
 	info.options = LWS_SERVER_OPTION_DISABLE_IPV6;
-	/* Headers end within this of their first byte, or the peer goes. */
+	/* Headers end within this of the connection's opening, or it goes. */
 	info.timeout_secs_ah_idle = (unsigned)((header_ms + 999) / 1000);
 	info.keepalive_timeout = SERVE_KEEPALIVE_S;
 	serve_max_conns = serve_conn_limit();

@@ -6,11 +6,13 @@
 # authenticated tricklers hold their slots only until the body deadline
 # (--body-timeout-ms, 3 s here), then get 408 and lose the connection,
 # and the next authenticated request is answered.  A streamed upload
-# (PUT .../files) that trickles is cut at the body deadline too.
+# (PUT .../files) that trickles is cut at the body deadline too.  Last,
+# 600 connections that never complete their headers: at most 512 are held
+# at once, and each is closed by the idle or header timeout.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "${top_srcdir:-.}/tests/lib-controller.sh"
 
-ctl_start --provider fake --body-timeout-ms 3000
+ctl_start --provider fake --body-timeout-ms 3000 --header-timeout-ms 2000
 api POST /v1/computers '{"id":"g1"}' >/dev/null
 
 cat > "$T/slots.py" <<'PY'
@@ -150,6 +152,40 @@ print("# a trickling upload ended after %.1fs (status %s)" %
     (up.ended, up.status()))
 if request() != 200:
     fail("after the upload an authenticated request was not answered")
+
+# 4. Connections that never complete their headers are bounded in number
+# (512 at once: the rest are closed as they are accepted) and in time (the
+# header timeout, 2 s here, from the connection's opening).
+idle = []
+for i in range(600):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.setblocking(False)
+    if i % 2:
+        s.send(b"GET /v1/computers HTTP/1.1\r\nHost: x\r\n")
+    idle.append(s)
+t0, open_ = time.monotonic(), set(idle)
+while open_ and time.monotonic() - t0 < 15:
+    r, _, _ = select.select(list(open_), [], [], 0.5)
+    for s in r:
+        try:
+            if s.recv(65536):
+                continue
+        except BlockingIOError:
+            continue
+        except OSError:
+            pass
+        open_.discard(s)
+        s.close()
+    if len(open_) > 512 and time.monotonic() - t0 > 3:
+        fail("%d connections without headers open at once" % len(open_))
+if open_:
+    fail("%d connections without headers still open after %.1fs" %
+        (len(open_), time.monotonic() - t0))
+print("# 600 connections without headers: all closed within %.1fs" %
+    (time.monotonic() - t0))
+if request() != 200:
+    fail("after the idle connections an authenticated request was not "
+        "answered")
 PY
 
 python3 "$T/slots.py" "$CTL_PORT" "$(cat "$CTL_TOKEN")" ||
