@@ -12,7 +12,7 @@
 . "${top_srcdir:-.}/tests/lib.sh"
 . "${top_srcdir:-.}/tests/lib-controller.sh"
 
-ctl_start --provider fake --body-timeout-ms 3000 --header-timeout-ms 2000
+ctl_start --provider fake --body-timeout-ms 3000
 api POST /v1/computers '{"id":"g1"}' >/dev/null
 
 cat > "$T/slots.py" <<'PY'
@@ -153,18 +153,36 @@ print("# a trickling upload ended after %.1fs (status %s)" %
 if request() != 200:
     fail("after the upload an authenticated request was not answered")
 
-# 4. Connections that never complete their headers are bounded in number
+PY
+
+python3 "$T/slots.py" "$CTL_PORT" "$(cat "$CTL_TOKEN")" ||
+    t_fail "request slots were not kept for authenticated clients"
+
+# Connections that never complete their headers are bounded in number
 # (512 at once: the rest are closed as they are accepted) and in time (the
-# header timeout, 2 s here, from the connection's opening).
+# header timeout, from the connection's opening: the default 10 s on a
+# second serve of the same data directory).
+cat > "$T/idle.py" <<'PY'
+import select, socket, sys, time
+
+port, tok = int(sys.argv[1]), sys.argv[2]
+
+def fail(msg):
+    sys.exit("FAIL: " + msg)
+
 idle = []
+t0 = time.monotonic()
 for i in range(600):
     s = socket.create_connection(("127.0.0.1", port))
     s.setblocking(False)
     if i % 2:
         s.send(b"GET /v1/computers HTTP/1.1\r\nHost: x\r\n")
     idle.append(s)
-t0, open_ = time.monotonic(), set(idle)
-while open_ and time.monotonic() - t0 < 15:
+opened = time.monotonic() - t0
+if opened > 8:
+    sys.exit(77)	# too slow a machine to tell the cap from the timeout
+open_, most = set(idle), 0
+while open_ and time.monotonic() - t0 < 25:
     r, _, _ = select.select(list(open_), [], [], 0.5)
     for s in r:
         try:
@@ -176,19 +194,31 @@ while open_ and time.monotonic() - t0 < 15:
             pass
         open_.discard(s)
         s.close()
-    if len(open_) > 512 and time.monotonic() - t0 > 3:
-        fail("%d connections without headers open at once" % len(open_))
+    # A second for serve to accept what waits in the backlog.
+    if opened + 1 < time.monotonic() - t0 < 9:
+        most = max(most, len(open_))
+        if len(open_) > 512:
+            fail("%d connections without headers open at once" %
+                len(open_))
 if open_:
     fail("%d connections without headers still open after %.1fs" %
         (len(open_), time.monotonic() - t0))
-print("# 600 connections without headers: all closed within %.1fs" %
-    (time.monotonic() - t0))
-if request() != 200:
-    fail("after the idle connections an authenticated request was not "
-        "answered")
+print("# 600 connections without headers: at most %d open, all closed "
+    "within %.1fs" % (most, time.monotonic() - t0))
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+s.sendall(("GET /v1/computers/g1 HTTP/1.1\r\nHost: x\r\nAuthorization: "
+    "Bearer %s\r\nConnection: close\r\n\r\n" % tok).encode())
+if not s.recv(100).startswith(b"HTTP/1.1 200"):
+    fail("after the idle connections a request was not answered")
 PY
-
-python3 "$T/slots.py" "$CTL_PORT" "$(cat "$CTL_TOKEN")" ||
-    t_fail "request slots were not kept for authenticated clients"
+ctl_serve idle "$T/idle.log" --provider fake
+[ -n "$SERVE_PORT" ] || t_fail "the second serve did not start"
+T_KILL="$T_KILL $SERVE_PID"
+python3 "$T/idle.py" "$SERVE_PORT" "$(cat "$CTL_TOKEN")"
+rc=$?
+[ "$rc" -eq 77 ] && t_note "skipped the connection cap: too slow to open"
+[ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] ||
+    t_fail "connections without headers were not bounded"
+kill -0 "$SERVE_PID" || t_fail "the second serve died"
 kill -0 "$CTL_PID" || t_fail "serve died"
 ctl_wait_log 'event=serve.body_timeout' 65
