@@ -19,6 +19,13 @@
  * once; the rest of the body is read and dropped, then the connection
  * closes.
  *
+ * Intake (serve_intake, serve-req.c) happens when a request's headers are
+ * complete and before anything is spent on it: the token, the slot and the
+ * Content-Length are checked there, and a refusal closes the connection
+ * without reading the body.  A body then has a deadline (serve_body_fire),
+ * and lws's own timeouts bound a connection that never completes its
+ * headers; see "Limits" in rakazoctl(1).
+ *
  * Timers, all lws sul on the loop:
  *  - maintenance, every reconcile period: the reconciler (C-7) and the
  *    idle stop (C-6), as one task;
@@ -39,6 +46,7 @@
 #include "autoconf.h"
 
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -64,11 +72,30 @@
 #include "guest-client.h"
 #include "provider.h"
 #include "run.h"
+#include "serve-req.h"
 #include "store.h"
 #include "task.h"
 #include "xfer.h"
 
-#define SERVE_MAX_JOBS		64
+/*
+ * Capacity (see "Limits" in rakazoctl(1)).  A request takes a slot only
+ * once its headers are complete and its token is right: a peer without
+ * the token is answered 401 at header time, its body never read, so it
+ * never holds anything an authenticated client needs.
+ */
+#define SERVE_MAX_JOBS		64	/* authenticated requests at once */
+#define SERVE_MAX_PUBLIC	8	/* health checks at once */
+#define SERVE_MAX_CONNS		512	/* API connections, also bounded by fds */
+/*
+ * lws timeouts.  lws gives a new connection a header table at once, so the
+ * header timeout runs from the connection's opening, silent or not; the
+ * idle one bounds a pause within a body and a reply nobody reads.
+ */
+#define SERVE_IDLE_S		5
+#define SERVE_HEADER_MS		10000	/* --header-timeout-ms */
+#define SERVE_KEEPALIVE_S	5
+/* A streamed body brings this much per body-timeout window, or is cut. */
+#define SERVE_BODY_MIN		(64 * 1024)
 #define SERVE_WATCH_PROTOCOL	"rakazo-serve-watch"
 /* A streaming client that neither sends nor reads for this long goes. */
 #define SERVE_STREAM_IDLE_S	60
@@ -84,6 +111,11 @@ struct serve_job {
 	size_t			 len, cap;
 	int			 too_large;
 	int64_t			 length;	/* Content-Length; -1 none */
+	int			 public;	/* counted in serve_npublic */
+	/* The body deadline (serve_body_fire). */
+	lws_sorted_usec_list_t	 body_sul;
+	int64_t			 win_bytes;	/* body bytes this window */
+	int			 expired;	/* too slow: answered, closing */
 	struct api_resp		 resp;
 	/* Streaming (api.h): a PUT's body, a GET's reply. */
 	int			 streamin;	/* the body goes through in */
@@ -96,16 +128,14 @@ struct serve_job {
 	int64_t			 out_left;
 };
 
-struct serve_pss {
-	struct serve_job	*job;
-};
-
 static struct lws_context	*serve_ctx;
 static struct lws_vhost		*serve_inner;	/* clients, fds, watch */
 static struct api		 serve_api;
 static volatile sig_atomic_t	 serve_stop;
 static int64_t			 serve_tick_ms;
-static unsigned			 serve_njobs;
+static unsigned			 serve_njobs, serve_npublic;
+static unsigned			 serve_nconns, serve_max_conns;
+static int64_t			 serve_body_ms;
 
 /* The capability expiry timer. */
 static lws_sorted_usec_list_t	 serve_sweep_sul;
@@ -129,8 +159,12 @@ serve_job_free(struct serve_job *j)
 	free(j->resp.body);
 	xfer_release(&j->in);
 	xfer_release(&j->out);
+	lws_sul_cancel(&j->body_sul);
+	if (j->public)
+		serve_npublic--;
+	else
+		serve_njobs--;
 	free(j);
-	serve_njobs--;
 }
 
 /* Read the body again (in drained below low water, or no one reads it). */
@@ -206,15 +240,15 @@ serve_job_run(void *arg)
 	lws_callback_on_writable(j->wsi);
 }
 
-/* A reply written by the loop itself (busy), no task involved. */
+/* A reply written by the loop itself (busy, too slow), no task involved. */
 static void
-serve_local_error(struct serve_job *j, int code)
+serve_local_error(struct serve_job *j, int status, int code)
 {
 	json_t	*e;
 
 	e = json_pack("{s:{s:s, s:s}}", "error", "code", err_name(code),
 	    "message", err_message(code));
-	j->resp.status = api_status(code);
+	j->resp.status = status;
 	j->resp.body = jsonx_dump(e, &j->resp.len);
 	json_decref(e);
 	j->done = 1;
@@ -237,48 +271,32 @@ serve_hdr(struct lws *wsi, enum lws_token_indexes h)
 /*
  * The query string: lws keeps each argument as a fragment, already
  * %-decoded, and lws_hdr_copy() joins them without their '&', so join
- * them here.  A '%' or '&' inside an argument (a file name) is encoded
- * again so the joined string splits back the same way.
+ * them again (serve-req.c re-encodes what would split them wrong).
  */
 static char *
 serve_query(struct lws *wsi)
 {
-	int	 n = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS);
-	int	 i, k, c;
-	size_t	 len = 0, cap;
-	char	*s, *frag;
+	struct serve_query	 q;
+	int			 n = lws_hdr_total_length(wsi,
+				    WSI_TOKEN_HTTP_URI_ARGS);
+	int			 i, k;
+	char			*frag;
 
+	memset(&q, 0, sizeof q);
 	if (n <= 0)
-		return xstrdup("");
-	/* Each byte may become three, each fragment adds a separator. */
-	cap = (size_t)n * 4 + 2;
-	s = xmalloc(cap);
+		return serve_req_query_take(&q);
 	frag = xmalloc((size_t)n + 2);
-	for (i = 0; ; i++) {
-		k = lws_hdr_copy_fragment(wsi, frag, n + 2,
-		    WSI_TOKEN_HTTP_URI_ARGS, i);
-		if (k < 0)
-			break;
-		if (len > 0 && len < cap - 1)
-			s[len++] = '&';
-		for (c = 0; c < k && len + 3 < cap; c++) {
-			if (frag[c] == '%' || frag[c] == '&') {
-				len += (size_t)snprintf(s + len, cap - len,
-				    "%%%02X", (unsigned char)frag[c]);
-				continue;
-			}
-			s[len++] = frag[c];
-		}
-	}
-	s[len] = '\0';
+	for (i = 0; (k = lws_hdr_copy_fragment(wsi, frag, n + 2,
+	    WSI_TOKEN_HTTP_URI_ARGS, i)) >= 0; i++)
+		serve_req_query_add(&q, frag, (size_t)k);
 	free(frag);
-	return s;
+	return serve_req_query_take(&q);
 }
 
-static struct serve_job *
-serve_job_new(struct lws *wsi, const char *uri)
+/* The method, "" for one the API has no route for. */
+static void
+serve_method(struct lws *wsi, char *m, size_t msize)
 {
-	struct serve_job	*j;
 	static const struct {
 		enum lws_token_indexes	 h;
 		const char		*m;
@@ -288,15 +306,28 @@ serve_job_new(struct lws *wsi, const char *uri)
 	};
 	size_t			 i;
 
-	j = xcalloc(1, sizeof *j);
-	serve_njobs++;
-	j->wsi = wsi;
+	m[0] = '\0';
 	for (i = 0; i < sizeof methods / sizeof methods[0]; i++)
 		if (lws_hdr_total_length(wsi, methods[i].h) > 0) {
-			snprintf(j->method, sizeof j->method, "%s",
-			    methods[i].m);
-			break;
+			snprintf(m, msize, "%s", methods[i].m);
+			return;
 		}
+}
+
+static struct serve_job *
+serve_job_new(struct lws *wsi, const char *method, const char *uri,
+    int public)
+{
+	struct serve_job	*j;
+
+	j = xcalloc(1, sizeof *j);
+	j->public = public;
+	if (public)
+		serve_npublic++;
+	else
+		serve_njobs++;
+	j->wsi = wsi;
+	snprintf(j->method, sizeof j->method, "%s", method);
 	j->path = xstrdup(uri);
 	j->query = serve_query(wsi);
 	j->auth = serve_hdr(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
@@ -316,17 +347,25 @@ serve_start(struct serve_job *j)
 	if (task_spawn(serve_job_run, j) == 0)
 		j->running = 1;
 	else {
-		serve_local_error(j, ERR_BUSY);
+		serve_local_error(j, HTTP_STATUS_SERVICE_UNAVAILABLE, ERR_BUSY);
 		lws_callback_on_writable(j->wsi);
 	}
 }
 
-/* The job is answered and gone; the connection may carry the next. */
+/*
+ * The job is answered and gone; the connection may carry the next.  Not
+ * when some of the body is still to come: lws would read and drop it at
+ * whatever pace the client likes, with no deadline of ours, so close.
+ */
 static int
-serve_finish(struct lws *wsi, struct serve_pss *pss)
+serve_finish(struct lws *wsi, struct serve_job *j)
 {
-	serve_job_free(pss->job);
-	pss->job = NULL;
+	int	 whole = j->body_done;
+
+	lws_set_opaque_user_data(wsi, NULL);
+	serve_job_free(j);
+	if (!whole)
+		return -1;
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
@@ -355,10 +394,9 @@ serve_stream_headers(struct lws *wsi, struct serve_job *j)
  * connection so the client sees fewer bytes than the Content-Length.
  */
 static int
-serve_write_stream(struct lws *wsi, struct serve_pss *pss)
+serve_write_stream(struct lws *wsi, struct serve_job *j)
 {
 	static unsigned char	 buf[LWS_PRE + SERVE_CHUNK];
-	struct serve_job	*j = pss->job;
 	size_t			 want, n;
 
 	if (!j->hdr_sent && serve_stream_headers(wsi, j) != 0)
@@ -386,20 +424,19 @@ serve_write_stream(struct lws *wsi, struct serve_pss *pss)
 	}
 	if (!j->done)
 		return 0;	/* the task's end asks for writable again */
-	return serve_finish(wsi, pss);
+	return serve_finish(wsi, j);
 }
 
 static int
-serve_write(struct lws *wsi, struct serve_pss *pss)
+serve_write(struct lws *wsi, struct serve_job *j)
 {
-	struct serve_job	*j = pss->job;
 	unsigned char		 hdr[LWS_PRE + 512], *p, *end, *buf;
 	int			 r;
 
 	if (j == NULL)
 		return 0;
 	if (j->streaming)
-		return serve_write_stream(wsi, pss);
+		return serve_write_stream(wsi, j);
 	if (!j->done || j->replied)
 		return 0;
 	p = hdr + LWS_PRE;
@@ -415,8 +452,8 @@ serve_write(struct lws *wsi, struct serve_pss *pss)
 	/* lws keeps whatever the socket did not take and sends it later. */
 	r = lws_write(wsi, buf + LWS_PRE, j->resp.len, LWS_WRITE_HTTP_FINAL);
 	free(buf);
-	if (r < 0)
-		return -1;
+	if (r < 0 || j->expired)
+		return -1;	/* lws sends what it holds, then closes */
 	if (j->streamin && !j->body_done) {
 		/*
 		 * Answered before the body ended (a refusal): read and drop
@@ -428,7 +465,7 @@ serve_write(struct lws *wsi, struct serve_pss *pss)
 		    SERVE_STREAM_IDLE_S);
 		return 0;
 	}
-	return serve_finish(wsi, pss);
+	return serve_finish(wsi, j);
 }
 
 /* ---- capability expiry ------------------------------------------------- */
@@ -518,23 +555,25 @@ serve_maint_fire(lws_sorted_usec_list_t *sul)
 /* ---- the HTTP side ---------------------------------------------------- */
 
 /*
- * Over SERVE_MAX_JOBS requests in progress: answer 503 BUSY at once, in
- * the API's error shape, without allocating a job, and close.
+ * A refusal made at header time (no token, no slot, a bad length): the
+ * API's error shape, then the connection closes, so whatever body was
+ * announced is never read.
  */
 static void
-serve_refuse_busy(struct lws *wsi)
+serve_refuse(struct lws *wsi, unsigned status, int code)
 {
 	unsigned char	 buf[LWS_PRE + 768], *p, *end;
 	char		 body[256];
 	int		 n;
 
 	n = snprintf(body, sizeof body, "{\"error\":{\"code\":\"%s\","
-	    "\"message\":\"%s\"}}", err_name(ERR_BUSY),
-	    err_message(ERR_BUSY));
+	    "\"message\":\"%s\"}}", err_name(code), err_message(code));
 	p = buf + LWS_PRE;
 	end = buf + sizeof buf - 1;
-	if (lws_add_http_common_headers(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
-	    "application/json", (lws_filepos_t)n, &p, end) ||
+	if (lws_add_http_common_headers(wsi, status, "application/json",
+	    (lws_filepos_t)n, &p, end) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
+	    (const unsigned char *)"close", 5, &p, end) ||
 	    lws_finalize_http_header(wsi, &p, end))
 		return;
 	memcpy(p, body, (size_t)n);
@@ -562,11 +601,98 @@ serve_continue(struct lws *wsi)
 	    (int)(sizeof msg - 1) ? -1 : 0;
 }
 
+/* Does the request carry the bearer token? */
+static int
+serve_auth_ok(struct lws *wsi)
+{
+	char	 h[SECRET_MAX + 64];
+	int	 n = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
+	int	 ok;
+
+	if (n <= 0 || (size_t)n >= sizeof h ||
+	    (n = lws_hdr_copy(wsi, h, sizeof h,
+	    WSI_TOKEN_HTTP_AUTHORIZATION)) < 0)
+		return 0;
+	ok = serve_req_authorized(h, (size_t)n, serve_api.token);
+	token_wipe(h, sizeof h);
+	return ok;
+}
+
+/*
+ * The Content-Length: -1 for none, ERR_BAD_REQUEST for anything but
+ * digits (lws itself would read "12abc" as 12, and "-1" as a huge body).
+ */
+static int
+serve_length(struct lws *wsi, int64_t *len)
+{
+	char	 v[SERVE_REQ_LENGTH_DIGITS + 2];
+	int	 n = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH);
+
+	*len = -1;
+	if (n <= 0)
+		return 0;
+	if ((size_t)n >= sizeof v ||
+	    (n = lws_hdr_copy(wsi, v, sizeof v,
+	    WSI_TOKEN_HTTP_CONTENT_LENGTH)) < 0)
+		return ERR_BAD_REQUEST;
+	return serve_req_length(v, (size_t)n, len);
+}
+
+/*
+ * The body deadline.  A buffered body (at most API_MAX_BODY) must arrive
+ * whole within serve_body_ms of its headers: if not, the client gets 408
+ * and the connection closes.  A streamed upload must bring SERVE_BODY_MIN
+ * bytes (or its end) in every window of serve_body_ms in which the
+ * server was reading it; a slower one is cut.  Either way a client that
+ * trickles its body holds a slot for a bounded time only.
+ */
+static void	serve_body_fire(lws_sorted_usec_list_t *sul);
+
+static void
+serve_body_arm(struct serve_job *j)
+{
+	lws_sul_schedule(serve_ctx, 0, &j->body_sul, serve_body_fire,
+	    serve_body_ms * LWS_US_PER_MS);
+}
+
+static void
+serve_body_fire(lws_sorted_usec_list_t *sul)
+{
+	struct serve_job	*j = lws_container_of(sul, struct serve_job,
+				    body_sul);
+
+	if (j->wsi == NULL || j->body_done || j->expired)
+		return;
+	if (j->streamin && (j->rx_paused || j->win_bytes >= SERVE_BODY_MIN)) {
+		j->win_bytes = 0;
+		serve_body_arm(j);
+		return;
+	}
+	log_info("serve.body_timeout", "method=%s streamed=%d", j->method,
+	    j->streamin);
+	j->expired = 1;
+	if (j->running || j->done) {
+		/* The task owns the reply: end the connection, it sees gone. */
+		lws_set_timeout(j->wsi, PENDING_TIMEOUT_HTTP_CONTENT,
+		    LWS_TO_KILL_ASYNC);
+		return;
+	}
+	/*
+	 * Answer 408 and close; what still arrives meanwhile is dropped.
+	 * (Not lws_rx_flow_control(): called from a timer it kept lws
+	 * 4.1.6 from ever calling back for writable.)
+	 */
+	serve_local_error(j, HTTP_STATUS_REQUEST_TIMEOUT, ERR_TIMEOUT);
+	lws_set_timeout(j->wsi, PENDING_TIMEOUT_HTTP_CONTENT, SERVE_IDLE_S);
+	lws_callback_on_writable(j->wsi);
+}
+
 /* HTTP_BODY of a streamed body: into the pipe, or dropped once answered. */
 static int
 serve_body_stream(struct lws *wsi, struct serve_job *j, const void *in,
     size_t len)
 {
+	j->win_bytes += (int64_t)len;
 	if (j->done || j->replied)
 		return 0;
 	xfer_put(&j->in, in, len);
@@ -581,55 +707,120 @@ serve_body_stream(struct lws *wsi, struct serve_job *j, const void *in,
 	return 0;
 }
 
+/*
+ * LWS_CALLBACK_HTTP: the headers are complete.  Everything that can be
+ * refused from them is refused here, before a slot is taken or a body
+ * byte read: no token (401), no slot (503), a bad Content-Length (400).
+ */
+static int
+serve_intake(struct lws *wsi, const char *uri)
+{
+	struct serve_job	*j;
+	char			 method[8];
+	int64_t			 n;
+	int			 public;
+
+	serve_method(wsi, method, sizeof method);
+	public = serve_req_public(method, uri);
+	if (!public && !serve_auth_ok(wsi)) {
+		serve_refuse(wsi, HTTP_STATUS_UNAUTHORIZED, ERR_UNAUTHORIZED);
+		return -1;
+	}
+	if (public ? serve_npublic >= SERVE_MAX_PUBLIC :
+	    serve_njobs >= SERVE_MAX_JOBS) {
+		serve_refuse(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, ERR_BUSY);
+		return -1;
+	}
+	if (serve_length(wsi, &n) != 0) {
+		serve_refuse(wsi, HTTP_STATUS_BAD_REQUEST, ERR_BAD_REQUEST);
+		return -1;
+	}
+	j = serve_job_new(wsi, method, uri, public);
+	lws_set_opaque_user_data(wsi, j);
+	j->length = n;
+	j->body_done = n <= 0;
+	if (n > 0)
+		serve_body_arm(j);
+	if (api_files_streams_body(j->method, j->path)) {
+		/* The task reads the body as it comes. */
+		j->streamin = 1;
+		if (n <= 0)
+			xfer_end(&j->in);
+		lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT,
+		    SERVE_STREAM_IDLE_S);
+		if (n > 0 && serve_continue(wsi) != 0)
+			return -1;
+		serve_start(j);
+		return 0;
+	}
+	if (n > API_MAX_BODY)
+		j->too_large = 1;
+	/* Bodies come through HTTP_BODY; the rest runs now. */
+	if (strcmp(j->method, "GET") == 0 || n <= 0)
+		serve_start(j);
+	return 0;
+}
+
+/* The connection is gone: its job goes too, or is left to its task. */
+static void
+serve_detach(struct lws *wsi, struct serve_job *j)
+{
+	lws_set_opaque_user_data(wsi, NULL);
+	lws_sul_cancel(&j->body_sul);
+	if (j->running && !j->done) {
+		j->wsi = NULL;	/* the task frees it */
+		/* A long poll ends now instead of at its wait_ms. */
+		j->gone = 1;
+		activity_notify();
+		/* A short body is refused by guestd; a reply stops. */
+		xfer_break(&j->in, ERR_PEER_GONE);
+		xfer_break(&j->out, ERR_PEER_GONE);
+	} else
+		serve_job_free(j);
+}
+
+/*
+ * The API's connections.  No per-session data: lws allocates it only once
+ * a request's headers arrive, and calls several of these (a close, a
+ * timeout, a connection's end) for connections that never got that far.
+ * A connection's request lives in its opaque user data instead, NULL
+ * until serve_intake() accepted one, and every case below expects NULL.
+ */
 static int
 serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     void *in, size_t len)
 {
-	struct serve_pss	*pss = user;
 	struct serve_job	*j;
-	char			 cl[32];
-	long long		 n;
 
 	switch (reason) {
-	case LWS_CALLBACK_HTTP:
-		if (pss->job != NULL)
-			return -1;
-		if (serve_njobs >= SERVE_MAX_JOBS) {
-			serve_refuse_busy(wsi);
+	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+		/* On the listening socket; user is not ours either. */
+		if (serve_nconns >= serve_max_conns) {
+			log_debug("serve.refused", "reason=connections");
 			return -1;
 		}
-		j = serve_job_new(wsi, (const char *)in);
-		pss->job = j;
-		n = -1;
-		if (lws_hdr_copy(wsi, cl, sizeof cl,
-		    WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0)
-			n = strtoll(cl, NULL, 10);
-		j->length = n;
-		if (api_files_streams_body(j->method, j->path)) {
-			/* The task reads the body as it comes. */
-			j->streamin = 1;
-			if (n <= 0) {
-				j->body_done = 1;
-				xfer_end(&j->in);
-			}
-			lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT,
-			    SERVE_STREAM_IDLE_S);
-			if (n > 0 && serve_continue(wsi) != 0)
-				return -1;
-			serve_start(j);
-			return 0;
-		}
-		if (n > API_MAX_BODY)
-			j->too_large = 1;
-		/* Bodies come through HTTP_BODY; the rest runs now. */
-		if (strcmp(j->method, "GET") == 0 || n <= 0)
-			serve_start(j);
 		return 0;
+	case LWS_CALLBACK_WSI_CREATE:
+		serve_nconns++;
+		return 0;
+	case LWS_CALLBACK_WSI_DESTROY:
+		/* Also the listener's, never counted in. */
+		if (serve_nconns > 0)
+			serve_nconns--;
+		if ((j = lws_get_opaque_user_data(wsi)) != NULL)
+			serve_detach(wsi, j);
+		return 0;
+	case LWS_CALLBACK_HTTP:
+		if (lws_get_opaque_user_data(wsi) != NULL || in == NULL)
+			return -1;
+		return serve_intake(wsi, (const char *)in);
 	case LWS_CALLBACK_HTTP_BODY:
-		if ((j = pss->job) == NULL)
+		if ((j = lws_get_opaque_user_data(wsi)) == NULL)
 			return -1;
 		if (j->streamin)
 			return serve_body_stream(wsi, j, in, len);
+		if (j->expired)
+			return 0;
 		if (j->too_large || j->len + len > API_MAX_BODY) {
 			/* Read and drop the rest so the 413 reaches them. */
 			j->too_large = 1;
@@ -645,33 +836,27 @@ serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		j->len += len;
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-		if ((j = pss->job) != NULL && j->streamin) {
-			j->body_done = 1;
+		if ((j = lws_get_opaque_user_data(wsi)) == NULL)
+			return -1;
+		j->body_done = 1;
+		lws_sul_cancel(&j->body_sul);
+		if (j->streamin) {
 			xfer_end(&j->in);
 			lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
 			/* Answered early: nothing is left unread now. */
 			return j->replied ? -1 : 0;
 		}
-		if (j == NULL || j->running || j->done)
-			return -1;
+		if (j->expired)
+			return 0;	/* the 408 is on its way */
+		if (j->running || j->done)
+			return 0;	/* a GET's body, read while it ran */
 		serve_start(j);
 		return 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE:
-		return serve_write(wsi, pss);
+		return serve_write(wsi, lws_get_opaque_user_data(wsi));
 	case LWS_CALLBACK_CLOSED_HTTP:
-		if ((j = pss->job) == NULL)
-			return 0;
-		pss->job = NULL;
-		if (j->running && !j->done) {
-			j->wsi = NULL;	/* the task frees it */
-			/* A long poll ends now instead of at its wait_ms. */
-			j->gone = 1;
-			activity_notify();
-			/* A short body is refused by guestd; a reply stops. */
-			xfer_break(&j->in, ERR_PEER_GONE);
-			xfer_break(&j->out, ERR_PEER_GONE);
-		} else
-			serve_job_free(j);
+		if ((j = lws_get_opaque_user_data(wsi)) != NULL)
+			serve_detach(wsi, j);
 		return 0;
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		return 0;	/* a signal: the loop checks serve_stop */
@@ -738,7 +923,7 @@ serve_watch_start(const char *data_dir)
 }
 
 static const struct lws_protocols serve_protocols[] = {
-	{ "http", serve_http_cb, sizeof(struct serve_pss), 0, 0, NULL, 0 },
+	{ "http", serve_http_cb, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
@@ -773,6 +958,8 @@ serve_loop_new(void)
 	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
 	/* Socket reads of 64 KiB, not 4: streamed uploads cost less. */
 	info.pt_serv_buf_size = 64 * 1024;
+	/* lws's own waits: a pause within a body, a close to complete. */
+	info.timeout_secs = SERVE_IDLE_S;
 	info.port = CONTEXT_PORT_NO_LISTEN;
 	info.protocols = serve_inner_protocols;
 	info.gid = -1;
@@ -786,13 +973,32 @@ serve_loop_new(void)
 	return 0;
 }
 
+/*
+ * At most SERVE_MAX_CONNS API connections, and never more than half the
+ * descriptors we may open: the rest are for guestd connections, the store
+ * and the tasks, which a flood of idle connections must not starve.
+ */
+static unsigned
+serve_conn_limit(void)
+{
+	struct rlimit	 rl;
+	unsigned	 n = SERVE_MAX_CONNS;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 2 < n)
+		n = rl.rlim_cur / 2 > 8 ? (unsigned)(rl.rlim_cur / 2) : 8;
+	return n;
+}
+
 static int
 serve_usage(FILE *f)
 {
 	fprintf(f, "usage: rakazoctl serve --data-dir DIR (--token-file F | "
 	    "RAKAZO_API_TOKEN) [--listen ADDR:PORT] [--provider NAME]\n"
-	    "       [--idle-ms N] [--reconcile-ms N] [--guestd PATH] "
-	    "[--guest-user NAME] [--ready-file F] [--log-level L]\n");
+	    "       [--idle-ms N] [--reconcile-ms N] [--header-timeout-ms N] "
+	    "[--body-timeout-ms N]\n"
+	    "       [--guestd PATH]"
+	    " [--guest-user NAME] [--ready-file F] [--log-level L]\n");
 	return CLI_EXIT_USAGE;
 }
 
@@ -821,6 +1027,7 @@ serve_main(int argc, char **argv)
 	const char	*guestd = "guestd", *guest_user = "nobody";
 	const char	*ready = NULL, *level = "info";
 	int64_t		 idle_ms = 1800000, reconcile_ms = 30000;
+	int64_t		 body_ms = 30000, header_ms = SERVE_HEADER_MS;
 	const struct config_opt opts[] = {
 		{ "listen", "RAKAZO_LISTEN", CONFIG_STR, &listen_s, 0, 0,
 		  "ADDR:PORT (default 127.0.0.1:8420)" },
@@ -834,6 +1041,10 @@ serve_main(int argc, char **argv)
 		  INT64_C(1) << 40, "stop idle computers after (0: never)" },
 		{ "reconcile-ms", "RAKAZO_RECONCILE_MS", CONFIG_INT,
 		  &reconcile_ms, 100, 86400000, "reconciler period" },
+		{ "header-timeout-ms", "RAKAZO_HEADER_TIMEOUT_MS", CONFIG_INT,
+		  &header_ms, 1000, 600000, "a request's headers' deadline" },
+		{ "body-timeout-ms", "RAKAZO_BODY_TIMEOUT_MS", CONFIG_INT,
+		  &body_ms, 100, 3600000, "a request body's deadline" },
 		{ "guestd", "RAKAZO_GUESTD", CONFIG_STR, &guestd, 0, 0,
 		  "guestd binary for the local provider" },
 		{ "guest-user", "RAKAZO_GUEST_USER", CONFIG_STR, &guest_user,
@@ -933,6 +1144,7 @@ serve_main(int argc, char **argv)
 	serve_api.idle_ms = idle_ms;
 	serve_api.cap_deadline = serve_cap_deadline;
 	serve_tick_ms = reconcile_ms;
+	serve_body_ms = body_ms;
 	if (idle_ms > 0 && idle_ms / 4 < serve_tick_ms)
 		serve_tick_ms = idle_ms / 4 > 100 ? idle_ms / 4 : 100;
 	/* C-7: rows match reality before the first request. */
@@ -955,6 +1167,10 @@ serve_main(int argc, char **argv)
 	info.vhost_name = "api";
 	/* MACHINE-NOTES: iface is ignored while IPv6 is on. */
 	info.options = LWS_SERVER_OPTION_DISABLE_IPV6;
+	/* Headers end within this of the connection's opening, or it goes. */
+	info.timeout_secs_ah_idle = (unsigned)((header_ms + 999) / 1000);
+	info.keepalive_timeout = SERVE_KEEPALIVE_S;
+	serve_max_conns = serve_conn_limit();
 	if ((vh = lws_create_vhost(serve_ctx, &info)) == NULL) {
 		cli_error("CONNECT_FAILED: cannot listen on %s", listen_s);
 		goto out;
