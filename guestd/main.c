@@ -39,6 +39,7 @@
 #include "pty.h"
 #include "rfb.h"
 #include "token.h"
+#include "workspace.h"
 
 struct guestd_settings guestd;
 
@@ -213,6 +214,7 @@ main_workspace_setup(void)
 {
 	char		 real[PATH_MAX];
 	struct stat	 st;
+	int		 r;
 
 	if (main_workspace == NULL)
 		main_die("no workspace: give --workspace DIR");
@@ -225,6 +227,10 @@ main_workspace_setup(void)
 	if (access(real, R_OK | W_OK | X_OK) == -1)
 		main_die("workspace is not writable by %s", guestd.user);
 	guestd.workspace = xstrdup(real);
+	/* An import a crash cut short ends as the old or the new tree
+	 * before anyone sees the workspace. */
+	if ((r = workspace_recover(guestd.workspace)) != 0)
+		log_error("workspace.recover_failed", "error=%s", err_name(r));
 }
 
 static void

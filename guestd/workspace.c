@@ -53,9 +53,36 @@
 #define WS_BLOCK	10240	/* tar record size */
 #define WS_PIPE_SIZE	(256 * 1024)
 
-/* guestd's own transient directories at the top of the workspace. */
+/*
+ * guestd's own transient names at the top of the workspace: an import's
+ * staging directory, the old tree while it is swapped out, and the swap's
+ * journal.  Every top-level name starting with WS_RESERVED_PREFIX is
+ * guestd's: export leaves those out and import refuses them.
+ */
+#define WS_RESERVED_PREFIX	".rakazo-"
 #define WS_IMPORT_PREFIX	".rakazo-import-"
 #define WS_OLD_PREFIX		".rakazo-old-"
+#define WS_JOURNAL		".rakazo-swap"
+#define WS_JOURNAL_TMP		".rakazo-swap.tmp"
+#define WS_JOURNAL_MAX		1024
+
+/*
+ * A test hook: GUESTD_TEST_CRASH_AT=<step> makes guestd kill itself
+ * (SIGKILL, as an OOM kill or a power cut would stop it) when an import
+ * reaches that step of its swap, so tests can prove start-up recovery.
+ * Read once at start-up and removed from the environment; unset, as in
+ * normal use, it does nothing.
+ */
+static char	ws_crash_at[32];
+
+static void
+ws_crash_point(const char *step)
+{
+	if (ws_crash_at[0] != '\0' && strcmp(ws_crash_at, step) == 0) {
+		log_warn("workspace.test_crash", "step=%s", step);
+		raise(SIGKILL);
+	}
+}
 
 /* ---- export skip list ---------------------------------------------------- */
 
@@ -71,8 +98,9 @@
  *                 Service Worker/CacheStorage, Service Worker/ScriptCache
  *
  * The same names anywhere else (bots/a/Cache/, shared/x.tmp) are project
- * files and are exported.  Also left out: guestd's own top-level
- * .rakazo-import-* and .rakazo-old-* directories of an import in progress.
+ * files and are exported.  Also left out: guestd's own top-level names,
+ * .rakazo-* (an import's staging directory, the old tree during a swap,
+ * the swap's journal).
  */
 static const char *const ws_skip_files[] = {
 	"SingletonLock", "SingletonSocket", "SingletonCookie", "lockfile",
@@ -108,9 +136,7 @@ workspace_export_skip(const char *relpath, int is_dir)
 	size_t			 len, prevlen = 0;
 	int			 last;
 
-	if (is_dir && strchr(relpath, '/') == NULL &&
-	    (strncmp(relpath, WS_IMPORT_PREFIX, strlen(WS_IMPORT_PREFIX)) == 0 ||
-	    strncmp(relpath, WS_OLD_PREFIX, strlen(WS_OLD_PREFIX)) == 0))
+	if (strchr(relpath, '/') == NULL && workspace_reserved(relpath))
 		return 1;
 	if (strncmp(relpath, prof, sizeof prof - 1) != 0)
 		return 0;
@@ -144,6 +170,13 @@ workspace_export_skip(const char *relpath, int is_dir)
 		prevlen = len;
 	}
 	return 0;
+}
+
+int
+workspace_reserved(const char *topname)
+{
+	return strncmp(topname, WS_RESERVED_PREFIX,
+	    strlen(WS_RESERVED_PREFIX)) == 0;
 }
 
 /* ---- entry validation ---------------------------------------------------- */
@@ -897,6 +930,11 @@ ws_extract_entry(struct ws_extract *x, struct archive_entry *e)
 	if ((r = workspace_entry_check(name, type, has_link, x->why,
 	    x->whylen)) != 0)
 		return r;
+	/* Export drops these: a tar that holds one did not come from us,
+	 * and a staged journal or old tree would confuse a recovery. */
+	if (workspace_reserved(name))
+		return ws_reject(x->why, x->whylen, name, "uses a top-level "
+		    "name reserved for guestd (.rakazo-*)");
 	len = strlen(name);
 	memcpy(path, name, len + 1);
 	while (len > 1 && path[len - 1] == '/')
@@ -1113,85 +1151,246 @@ ws_stage_discard(struct ws_stage *sg)
 		log_warn("workspace.staging_left", "error=%s", err_name(r));
 }
 
-/* Move names[0..n) from fromfd to tofd; on failure move the moved back. */
-static int
-ws_move_names(int fromfd, int tofd, char **names, size_t n,
-    const char *skip1, const char *skip2)
-{
-	size_t	i, j;
-	int	r;
+/*
+ * The swap's journal, ".rakazo-swap" at the top of the workspace, makes a
+ * swap by moving recoverable: it is written (to a temp name, fsynced,
+ * renamed, the directory fsynced) before each phase, so a guestd killed at
+ * any point finds at start-up which way to finish (workspace_recover()):
+ *
+ *   phase out  the old entries are moving into .rakazo-old-*: roll back,
+ *              moving them home; the workspace is exactly the old one.
+ *   phase in   every old entry is out, the staged ones are moving in: roll
+ *              forward, moving the rest in; exactly the new one.
+ *
+ * Each entry is moved by one rename(2), so it is always in exactly one of
+ * the two places.  The journal goes last, after the old tree and the
+ * staging directory are removed.
+ */
+struct ws_journal {
+	char	phase[8];		/* "out" or "in" */
+	char	old[NAME_MAX + 1];	/* in the workspace */
+	char	stage[NAME_MAX + 1];
+	int	stage_inside;		/* stage in the workspace, or beside */
+};
 
+static int
+ws_fsync_dir(int dirfd)
+{
+	return fsync(dirfd) == -1 ? ws_errno_code(errno) : 0;
+}
+
+static int
+ws_journal_write(int wsfd, const struct ws_journal *jn)
+{
+	char	buf[WS_JOURNAL_MAX];
+	ssize_t	w;
+	int	fd, n, r = ERR_INTERNAL;
+
+	n = snprintf(buf, sizeof buf, "rakazo-swap 1\nphase %s\nold %s\n"
+	    "stage %s %s\n", jn->phase, jn->old,
+	    jn->stage_inside ? "inside" : "beside", jn->stage);
+	if (n < 0 || (size_t)n >= sizeof buf)
+		return ERR_INTERNAL;
+	fd = openat(wsfd, WS_JOURNAL_TMP, O_WRONLY | O_CREAT | O_TRUNC |
+	    O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd == -1)
+		return ws_errno_code(errno);
+	do {
+		w = write(fd, buf, (size_t)n);
+	} while (w == -1 && errno == EINTR);
+	if (w != n || fsync(fd) == -1) {
+		r = w == -1 || w == n ? ws_errno_code(errno) : ERR_NO_SPACE;
+		close(fd);
+		(void)unlinkat(wsfd, WS_JOURNAL_TMP, 0);
+		return r;
+	}
+	close(fd);
+	if (renameat(wsfd, WS_JOURNAL_TMP, wsfd, WS_JOURNAL) == -1) {
+		r = ws_errno_code(errno);
+		(void)unlinkat(wsfd, WS_JOURNAL_TMP, 0);
+		return r;
+	}
+	return ws_fsync_dir(wsfd);
+}
+
+/* A journal's name field: one of our prefixes, one path segment. */
+static int
+ws_journal_name_ok(const char *name, const char *prefix)
+{
+	return strncmp(name, prefix, strlen(prefix)) == 0 &&
+	    strchr(name, '/') == NULL && strlen(name) > strlen(prefix);
+}
+
+/* 0, ERR_NOT_FOUND without a journal, ERR_CONFIG when unreadable. */
+static int
+ws_journal_read(int wsfd, struct ws_journal *jn)
+{
+	char	buf[WS_JOURNAL_MAX], where[8];
+	ssize_t	n;
+	int	fd;
+
+	memset(jn, 0, sizeof *jn);
+	fd = openat(wsfd, WS_JOURNAL, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC);
+	if (fd == -1)
+		return errno == ENOENT ? ERR_NOT_FOUND : ws_errno_code(errno);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return ERR_CONFIG;
+	buf[n] = '\0';
+	/* Widths: NAME_MAX (255) for the names. */
+	if (sscanf(buf, "rakazo-swap 1\nphase %7s\nold %255s\nstage %7s "
+	    "%255s\n", jn->phase, jn->old, where, jn->stage) != 4)
+		return ERR_CONFIG;
+	if ((strcmp(jn->phase, "out") != 0 && strcmp(jn->phase, "in") != 0) ||
+	    (strcmp(where, "inside") != 0 && strcmp(where, "beside") != 0) ||
+	    !ws_journal_name_ok(jn->old, WS_OLD_PREFIX))
+		return ERR_CONFIG;
+	jn->stage_inside = strcmp(where, "inside") == 0;
+	if (jn->stage_inside ? !ws_journal_name_ok(jn->stage,
+	    WS_IMPORT_PREFIX) : (jn->stage[0] != '.' ||
+	    strchr(jn->stage, '/') != NULL || strstr(jn->stage, ".import-") ==
+	    NULL))
+		return ERR_CONFIG;
+	return 0;
+}
+
+/* Is name one the swap must leave where it is? */
+static int
+ws_swap_keep(const char *name, const struct ws_journal *jn)
+{
+	return strcmp(name, jn->old) == 0 || strcmp(name, WS_JOURNAL) == 0 ||
+	    strcmp(name, WS_JOURNAL_TMP) == 0 ||
+	    (jn->stage_inside && strcmp(name, jn->stage) == 0);
+}
+
+/*
+ * Move every entry of fromfd into tofd (the names not kept).  Stops at the
+ * first failure; what moved stays moved (the journal says how to finish).
+ */
+static int
+ws_move_all(int fromfd, int tofd, const struct ws_journal *jn,
+    const char *crash_step)
+{
+	char	**names = NULL;
+	size_t	  n = 0, i;
+	int	  r;
+
+	if ((r = ws_list(fromfd, &names, &n)) != 0)
+		return ws_errno_code(-r);
 	for (i = 0; i < n; i++) {
-		if ((skip1 != NULL && strcmp(names[i], skip1) == 0) ||
-		    (skip2 != NULL && strcmp(names[i], skip2) == 0))
+		if (ws_swap_keep(names[i], jn))
 			continue;
 		if (renameat(fromfd, names[i], tofd, names[i]) == -1) {
 			r = ws_errno_code(errno);
-			for (j = i; j-- > 0;) {
-				if ((skip1 != NULL &&
-				    strcmp(names[j], skip1) == 0) ||
-				    (skip2 != NULL &&
-				    strcmp(names[j], skip2) == 0))
-					continue;
-				(void)renameat(tofd, names[j], fromfd,
-				    names[j]);
-			}
-			return r;
+			break;
 		}
+		if (crash_step != NULL)
+			ws_crash_point(crash_step);
 	}
-	return 0;
+	ws_names_free(names, n);
+	if (r == 0 && (r = ws_fsync_dir(fromfd)) == 0)
+		r = ws_fsync_dir(tofd);
+	return r;
+}
+
+/*
+ * Finish what a journal describes (after a crash, or to undo a swap that
+ * failed half way): "out" moves the old entries home, "in" moves the
+ * staged ones in; then the old tree, the staging directory and the
+ * journal go.  parentfd is the workspace's parent (-1 if unknown).
+ */
+static int
+ws_journal_finish(int wsfd, int parentfd, const struct ws_journal *jn)
+{
+	int	oldfd = -1, stagefd = -1, sdirfd, r = 0;
+
+	sdirfd = jn->stage_inside ? wsfd : parentfd;
+	oldfd = openat(wsfd, jn->old, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (sdirfd != -1)
+		stagefd = openat(sdirfd, jn->stage, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC);
+	if (strcmp(jn->phase, "out") == 0) {
+		if (oldfd != -1)
+			r = ws_move_all(oldfd, wsfd, jn, NULL);
+	} else if (stagefd != -1)
+		r = ws_move_all(stagefd, wsfd, jn, NULL);
+	if (oldfd != -1)
+		close(oldfd);
+	if (stagefd != -1)
+		close(stagefd);
+	/* Not all moved: keep the journal, a later start tries again. */
+	if (r != 0)
+		return r;
+	if ((r = ws_tree_remove(wsfd, jn->old, 0)) != 0 ||
+	    (sdirfd != -1 && (r = ws_tree_remove(sdirfd, jn->stage, 0)) != 0))
+		return r;
+	if (unlinkat(wsfd, WS_JOURNAL, 0) == -1 && errno != ENOENT)
+		return ws_errno_code(errno);
+	return ws_fsync_dir(wsfd);
 }
 
 /*
  * Swap by moving top-level entries (the workspace is a mount point, or the
- * staging dir is inside it): the old entries go into .rakazo-old-<random>,
- * the staged ones come in, the old dir is removed.  Rolled back on failure.
+ * staging dir is inside it): journal "out", the old entries go into
+ * .rakazo-old-<random>; journal "in", the staged ones come in; then the
+ * old tree, the staging directory and the journal are removed.  A failure
+ * before "in" is rolled back; after it, the swap is finished.  A crash
+ * anywhere is finished by workspace_recover() the same way.
  */
 static int
 ws_swap_by_moving(struct ws_stage *sg)
 {
-	char	  old[NAME_MAX + 1];
-	char	**wsn = NULL, **stn = NULL;
-	size_t	  nws = 0, nst = 0;
-	int	  oldfd = -1, r = ERR_INTERNAL;
+	struct ws_journal	 jn;
+	int			 oldfd = -1, r = ERR_INTERNAL;
 
-	ws_random_name(old, sizeof old, WS_OLD_PREFIX);
-	if (mkdirat(sg->wsfd, old, 0700) == -1)
+	memset(&jn, 0, sizeof jn);
+	snprintf(jn.phase, sizeof jn.phase, "out");
+	ws_random_name(jn.old, sizeof jn.old, WS_OLD_PREFIX);
+	snprintf(jn.stage, sizeof jn.stage, "%s", sg->name);
+	jn.stage_inside = sg->inside;
+	/* The new tree is on disk before anything old moves. */
+	if (syncfs(sg->stagefd) == -1)
 		return ws_errno_code(errno);
-	oldfd = openat(sg->wsfd, old, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (oldfd == -1) {
-		r = ws_errno_code(errno);
-		(void)unlinkat(sg->wsfd, old, AT_REMOVEDIR);
+	if ((r = ws_journal_write(sg->wsfd, &jn)) != 0)
 		return r;
+	ws_crash_point("journal");
+	if (mkdirat(sg->wsfd, jn.old, 0700) == -1 ||
+	    (oldfd = openat(sg->wsfd, jn.old, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		r = ws_errno_code(errno);
+		goto undo;
 	}
-	if ((r = ws_list(sg->wsfd, &wsn, &nws)) != 0 ||
-	    (r = ws_list(sg->stagefd, &stn, &nst)) != 0) {
-		r = ws_errno_code(-r);
-		goto fail_old;
-	}
-	if ((r = ws_move_names(sg->wsfd, oldfd, wsn, nws, old,
-	    sg->inside ? sg->name : NULL)) != 0)
-		goto fail_old;
-	if ((r = ws_move_names(sg->stagefd, sg->wsfd, stn, nst, NULL,
-	    NULL)) != 0) {
-		(void)ws_move_names(oldfd, sg->wsfd, wsn, nws, old,
-		    sg->inside ? sg->name : NULL);
-		goto fail_old;
-	}
+	if ((r = ws_move_all(sg->wsfd, oldfd, &jn, "moving-out")) != 0)
+		goto undo;
+	snprintf(jn.phase, sizeof jn.phase, "in");
+	if ((r = ws_journal_write(sg->wsfd, &jn)) != 0)
+		goto undo;
+	ws_crash_point("moved-out");
 	close(oldfd);
 	oldfd = -1;
-	if ((r = ws_tree_remove(sg->wsfd, old, 0)) != 0)
+	if ((r = ws_move_all(sg->stagefd, sg->wsfd, &jn, "moving-in")) != 0) {
+		/* Committed: the next start finishes it (journal "in"). */
+		log_warn("workspace.swap_unfinished", "error=%s", err_name(r));
+		return 0;
+	}
+	ws_crash_point("moved-in");
+	close(sg->stagefd);
+	sg->stagefd = -1;
+	if ((r = ws_journal_finish(sg->wsfd, ws_stage_dirfd(sg), &jn)) != 0)
 		log_warn("workspace.old_left", "error=%s", err_name(r));
-	r = 0;
-	goto out;
-fail_old:
+	return 0;
+undo:
 	if (oldfd != -1)
 		close(oldfd);
-	(void)unlinkat(sg->wsfd, old, AT_REMOVEDIR);
-out:
-	ws_names_free(wsn, nws);
-	ws_names_free(stn, nst);
+	/* Roll back, and say so first in case we die meanwhile. */
+	snprintf(jn.phase, sizeof jn.phase, "out");
+	(void)ws_journal_write(sg->wsfd, &jn);
+	if (ws_journal_finish(sg->wsfd, ws_stage_dirfd(sg), &jn) != 0)
+		log_warn("workspace.rollback_unfinished", "error=%s",
+		    err_name(r));
 	return r;
 }
 
@@ -1204,9 +1403,17 @@ ws_swap(struct ws_stage *sg)
 
 	if (!sg->inside) {
 		(void)fchmod(sg->stagefd, sg->wsmode);
+		if (syncfs(sg->stagefd) == -1) {
+			r = ws_errno_code(errno);
+			(void)fchmod(sg->stagefd, 0700);
+			return r;
+		}
 		if (renameat2(sg->parentfd, sg->name, sg->parentfd, sg->base,
 		    RENAME_EXCHANGE) == 0) {
-			/* The old tree now sits at the staging name. */
+			/* The old tree now sits at the staging name; a crash
+			 * from here leaves it to workspace_recover(). */
+			(void)ws_fsync_dir(sg->parentfd);
+			ws_crash_point("exchanged");
 			close(sg->stagefd);
 			sg->stagefd = -1;
 			if ((r = ws_tree_remove(sg->parentfd, sg->name, 0)) !=
@@ -1225,11 +1432,88 @@ ws_swap(struct ws_stage *sg)
 	}
 	if ((r = ws_swap_by_moving(sg)) != 0)
 		return r;
-	close(sg->stagefd);
-	sg->stagefd = -1;
-	if (unlinkat(ws_stage_dirfd(sg), sg->name, AT_REMOVEDIR) == -1)
-		log_warn("workspace.staging_left", "errno=%d", errno);
+	if (sg->stagefd != -1) {
+		close(sg->stagefd);
+		sg->stagefd = -1;
+	}
 	return 0;
+}
+
+/*
+ * At start-up, before anyone can use the workspace: finish a swap a crash
+ * interrupted (its journal says which way), and remove what imports that
+ * died before their swap left: staging directories inside the workspace
+ * and beside it.
+ */
+int
+workspace_recover(const char *workspace)
+{
+	struct ws_journal	 jn;
+	struct ws_stage		 sg;
+	const char		*env;
+	char			 parent[PATH_MAX], *slash, **names = NULL;
+	size_t			 n = 0, i;
+	int			 r;
+
+	if ((env = getenv("GUESTD_TEST_CRASH_AT")) != NULL) {
+		snprintf(ws_crash_at, sizeof ws_crash_at, "%s", env);
+		unsetenv("GUESTD_TEST_CRASH_AT");
+	}
+	ws_stage_init(&sg);
+	snprintf(parent, sizeof parent, "%s", workspace);
+	if ((slash = strrchr(parent, '/')) != NULL && slash[1] != '\0') {
+		snprintf(sg.base, sizeof sg.base, "%s", slash + 1);
+		if (slash == parent)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		sg.parentfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	sg.wsfd = open(workspace, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (sg.wsfd == -1) {
+		r = ws_errno_code(errno);
+		goto out;
+	}
+	r = ws_journal_read(sg.wsfd, &jn);
+	if (r == 0) {
+		r = ws_journal_finish(sg.wsfd, sg.parentfd, &jn);
+		log_info("workspace.swap_recovered", "to=%s error=%s",
+		    strcmp(jn.phase, "in") == 0 ? "new" : "old",
+		    r == 0 ? "none" : err_name(r));
+		if (r != 0)
+			goto out;
+	} else if (r != ERR_NOT_FOUND) {
+		log_warn("workspace.journal_unreadable", "error=%s",
+		    err_name(r));
+		goto out;
+	}
+	/* No journal (any more): the rest are stale staging leftovers. */
+	if ((r = ws_list(sg.wsfd, &names, &n)) != 0) {
+		r = ws_errno_code(-r);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (strncmp(names[i], WS_IMPORT_PREFIX,
+		    strlen(WS_IMPORT_PREFIX)) == 0 &&
+		    ws_tree_remove(sg.wsfd, names[i], 0) == 0)
+			log_info("workspace.stale_staging_removed", "n=1");
+		else if (strcmp(names[i], WS_JOURNAL_TMP) == 0)
+			(void)unlinkat(sg.wsfd, names[i], 0);
+		else if (strncmp(names[i], WS_OLD_PREFIX,
+		    strlen(WS_OLD_PREFIX)) == 0)
+			/* From a guestd before the journal: whose entries
+			 * these are cannot be known, so they are kept. */
+			log_warn("workspace.old_tree_kept", "name=%s",
+			    names[i]);
+	}
+	if (sg.parentfd != -1 && sg.base[0] != '\0')
+		ws_stage_remove_stale(sg.parentfd, sg.base);
+	r = 0;
+out:
+	ws_names_free(names, n);
+	ws_stage_close(&sg);
+	return r;
 }
 
 /* ---- jobs shared by the loop and a worker -------------------------------- */
@@ -1576,8 +1860,10 @@ ws_import_worker(void *arg)
 	j->workerfd = -1;
 	if (j->rc == 0 && ws_job_cancelled(j))
 		j->rc = ERR_CANCELLED;
-	if (j->rc == 0)
+	if (j->rc == 0) {
+		ws_crash_point("staged");
 		j->rc = ws_swap(&sg);
+	}
 	if (j->rc != 0)
 		ws_stage_discard(&sg);
 	ws_stage_close(&sg);
