@@ -51,6 +51,7 @@
 #define WS_MAX_DEPTH	256	/* directory levels we walk or create */
 #define WS_IO_CHUNK	(64 * 1024)
 #define WS_BLOCK	10240	/* tar record size */
+#define WS_TAR_RECORD	512	/* tar block: the end marker is one or two */
 #define WS_PIPE_SIZE	(256 * 1024)
 
 /*
@@ -622,6 +623,7 @@ workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt)
 	}
 	if ((r = ws_export_dir(&x, rootfd, 0, 0)) != 0)
 		goto out;
+	/* Only a complete walk ends with the end-of-archive marker. */
 	if (archive_write_close(x.a) != ARCHIVE_OK) {
 		r = ws_export_archive_error(&x);
 		goto out;
@@ -630,6 +632,13 @@ workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt)
 out:
 	if (x.e != NULL)
 		archive_entry_free(x.e);
+	/*
+	 * A failed export must not look whole: without this, free() would
+	 * close the archive and write the end marker after a partial tree,
+	 * and an import would take it.
+	 */
+	if (x.a != NULL && r != 0)
+		archive_write_fail(x.a);
 	if (x.a != NULL)
 		archive_write_free(x.a);
 	free(x.buf);
@@ -966,6 +975,7 @@ workspace_extract_fd(int tarfd, int stagefd,
 	struct ws_extract	 x;
 	struct archive_entry	*e;
 	size_t			 i;
+	la_int64_t		 before;
 	int			 ar, r = ERR_INTERNAL;
 
 	memset(cnt, 0, sizeof *cnt);
@@ -986,9 +996,26 @@ workspace_extract_fd(int tarfd, int stagefd,
 		goto out;
 	}
 	for (;;) {
+		/*
+		 * libarchive reports the end both at the end-of-archive
+		 * marker (a zero block, consumed) and where the stream merely
+		 * stops between entries.  Only the first is a whole archive:
+		 * a tar cut at an entry boundary, or an export that died,
+		 * lacks it.  Entries are skipped to their end first, so the
+		 * position moves by the marker alone.
+		 */
+		before = archive_filter_bytes(x.a, 0);
 		ar = archive_read_next_header(x.a, &e);
-		if (ar == ARCHIVE_EOF)
+		if (ar == ARCHIVE_EOF) {
+			if (archive_filter_bytes(x.a, 0) - before < WS_TAR_RECORD) {
+				if (why != NULL && whylen > 0)
+					snprintf(why, whylen, "the archive ends "
+					    "without its end-of-archive marker");
+				r = ERR_TAR_TRUNCATED;
+				goto out;
+			}
 			break;
+		}
 		/* WARN: e.g. a name not convertible to the locale; the
 		 * entry itself is whole. */
 		if (ar < ARCHIVE_WARN) {
@@ -997,6 +1024,10 @@ workspace_extract_fd(int tarfd, int stagefd,
 		}
 		if ((r = ws_extract_entry(&x, e)) != 0)
 			goto out;
+		if (archive_read_data_skip(x.a) < ARCHIVE_WARN) {
+			r = ws_extract_archive_error(&x);
+			goto out;
+		}
 	}
 	if ((r = ws_apply_dirmeta(&x)) != 0)
 		goto out;
