@@ -78,10 +78,17 @@ struct control_conn {
 	struct control_conn	*next;
 };
 
-/* Highest fence seen per bot (G-32); lives as long as guestd. */
+/*
+ * Highest fence seen per bot (G-32), for the CONTROL_MAX_FENCES bots used
+ * most recently.  When a new bot arrives with the table full, the bot
+ * whose fence was last checked longest ago is forgotten: bots come and go
+ * (their leases end), and refusing every new one until a restart would be
+ * worse than forgetting the idlest.
+ */
 struct control_fence {
 	char			 bot[65];
 	int64_t			 fence;
+	uint64_t		 used;		/* control_fence_clock then */
 };
 
 static char			 control_secret[SECRET_MAX + 1];
@@ -92,6 +99,7 @@ static struct control_conn	*control_conns;
 static unsigned			 control_nconns;
 static struct control_fence	*control_fences;
 static size_t			 control_nfences;
+static uint64_t			 control_fence_clock;
 
 static int	control_cb(struct lws *, enum lws_callback_reasons, void *,
 		    void *, size_t);
@@ -477,6 +485,16 @@ control_offer_binary(struct control_conn *c)
 		return 0;
 	}
 	/*
+	 * A client sends bodies on the data channel only; stdout/stderr
+	 * frames are guestd's.  One on another channel is dropped, never
+	 * written into the body of the request it names.
+	 */
+	if (f.channel != PROTO_CH_DATA) {
+		control_reply_error(c, 0, ERR_PROTOCOL,
+		    "(a client sends binary frames on channel 0 only)");
+		return 0;
+	}
+	/*
 	 * Frames for ids without a stream are dropped: a sink that failed
 	 * early has already replied, and the client may still be sending.
 	 */
@@ -520,15 +538,25 @@ control_fence_check(json_t *args, char *detail, size_t detaillen)
 			return ERR_STALE_FENCE;
 		}
 		f->fence = fence;
+		f->used = ++control_fence_clock;
 		return 0;
 	}
-	if (control_nfences >= CONTROL_MAX_FENCES)
-		return ERR_BUSY;
-	control_fences = xrealloc(control_fences,
-	    (control_nfences + 1) * sizeof *control_fences);
-	f = &control_fences[control_nfences++];
+	if (control_nfences >= CONTROL_MAX_FENCES) {
+		/* Full: forget the bot idle longest. */
+		f = &control_fences[0];
+		for (i = 1; i < control_nfences; i++) {
+			if (control_fences[i].used < f->used)
+				f = &control_fences[i];
+		}
+		log_debug("control.fence_forgotten", "bot=%s", f->bot);
+	} else {
+		control_fences = xrealloc(control_fences,
+		    (control_nfences + 1) * sizeof *control_fences);
+		f = &control_fences[control_nfences++];
+	}
 	snprintf(f->bot, sizeof f->bot, "%s", bot);
 	f->fence = fence;
+	f->used = ++control_fence_clock;
 	return 0;
 }
 

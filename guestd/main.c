@@ -31,6 +31,7 @@
 #include "config.h"
 #include "control.h"
 #include "err.h"
+#include "files.h"
 #include "guestd.h"
 #include "log.h"
 #include "loop.h"
@@ -214,6 +215,7 @@ main_workspace_setup(void)
 {
 	char		 real[PATH_MAX];
 	struct stat	 st;
+	size_t		 n;
 	int		 r;
 
 	if (main_workspace == NULL)
@@ -231,6 +233,9 @@ main_workspace_setup(void)
 	 * before anyone sees the workspace. */
 	if ((r = workspace_recover(guestd.workspace)) != 0)
 		log_error("workspace.recover_failed", "error=%s", err_name(r));
+	/* Temp files of writes a crash cut short are never whole files. */
+	if ((n = files_clean_stale(guestd.workspace)) > 0)
+		log_info("files.stale_temps_removed", "n=%zu", n);
 }
 
 static void

@@ -38,6 +38,7 @@
 
 #include "control.h"
 #include "err.h"
+#include "files.h"
 #include "guestd.h"
 #include "log.h"
 #include "token.h"
@@ -52,6 +53,7 @@
 #define WS_IO_CHUNK	(64 * 1024)
 #define WS_BLOCK	10240	/* tar record size */
 #define WS_TAR_RECORD	512	/* tar block: the end marker is one or two */
+#define WS_SPARSE_HOLES	(64ULL << 20)	/* holes a sparse entry may have */
 #define WS_PIPE_SIZE	(256 * 1024)
 
 /*
@@ -562,7 +564,9 @@ ws_export_dir(struct ws_export *x, int dirfd, size_t plen, int depth)
 			continue;
 		}
 		if (S_ISREG(st.st_mode)) {
-			if (workspace_export_skip(x->path, 0)) {
+			/* A write in progress, or one a crash cut short. */
+			if (workspace_export_skip(x->path, 0) ||
+			    files_tmp_name(names[i])) {
 				x->cnt->skipped++;
 				continue;
 			}
@@ -912,6 +916,35 @@ ws_apply_dirmeta(struct ws_extract *x)
 	return 0;
 }
 
+/*
+ * A sparse entry's holes cost the archive nothing: a 10 KB tar can
+ * declare a 20 GiB file.  guestd's own export never writes sparse
+ * entries, so a foreign one may hold at most WS_SPARSE_HOLES of holes;
+ * its size counts against the import limit like any file's.
+ */
+static int
+ws_sparse_check(struct ws_extract *x, struct archive_entry *e,
+    const char *path, int64_t size)
+{
+	la_int64_t	off, len;
+	uint64_t	data = 0;
+	char		buf[96];
+
+	if (archive_entry_sparse_reset(e) <= 0)
+		return 0;
+	while (archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK) {
+		if (len > 0)
+			data += (uint64_t)len;
+	}
+	if ((uint64_t)size <= data || (uint64_t)size - data <= WS_SPARSE_HOLES)
+		return 0;
+	snprintf(buf, sizeof buf, "is sparse with %llu bytes of holes (at "
+	    "most %llu)", (unsigned long long)((uint64_t)size - data),
+	    (unsigned long long)WS_SPARSE_HOLES);
+	ws_why(x, path, buf);
+	return ERR_TAR_ENTRY_REJECTED;
+}
+
 static int
 ws_extract_entry(struct ws_extract *x, struct archive_entry *e)
 {
@@ -955,6 +988,8 @@ ws_extract_entry(struct ws_extract *x, struct archive_entry *e)
 		ws_why(x, path, "has a negative size");
 		return ERR_TAR_INVALID;
 	}
+	if ((r = ws_sparse_check(x, e, path, size)) != 0)
+		return r;
 	x->declared += (uint64_t)size;
 	if (x->lim->max_bytes != 0 && ((uint64_t)size > x->lim->max_bytes ||
 	    x->declared > x->lim->max_bytes)) {

@@ -111,6 +111,13 @@ class Conn:
             if o.get("id") == rid:
                 return o
 
+    def reply_any(self):
+        """The next response (a text message that is not an event)."""
+        while True:
+            m = self.recv()
+            if m[0] == "text" and "event" not in m[1]:
+                return m[1]
+
     def call(self, rid, op, args=None, data=None):
         self.send_json({"id": rid, "op": op, "args": args or {}})
         return self.reply(rid, data)
