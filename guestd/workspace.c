@@ -1287,13 +1287,29 @@ ws_journal_name_ok(const char *name, const char *prefix)
 	    strchr(name, '/') == NULL && strlen(name) > strlen(prefix);
 }
 
+/* The text after "key " on line p (up to the newline), or NULL. */
+static char *
+ws_journal_field(char **p, const char *key)
+{
+	char	*line = *p, *nl;
+	size_t	 klen = strlen(key);
+
+	if ((nl = strchr(line, '\n')) == NULL)
+		return NULL;
+	*nl = '\0';
+	*p = nl + 1;
+	if (strncmp(line, key, klen) != 0 || line[klen] != ' ')
+		return NULL;
+	return line + klen + 1;
+}
+
 /* 0, ERR_NOT_FOUND without a journal, ERR_CONFIG when unreadable. */
 static int
 ws_journal_read(int wsfd, struct ws_journal *jn)
 {
-	char	buf[WS_JOURNAL_MAX], where[8];
-	ssize_t	n;
-	int	fd;
+	char	 buf[WS_JOURNAL_MAX], *p = buf, *phase, *old, *stage;
+	ssize_t	 n;
+	int	 fd;
 
 	memset(jn, 0, sizeof *jn);
 	fd = openat(wsfd, WS_JOURNAL, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
@@ -1305,20 +1321,28 @@ ws_journal_read(int wsfd, struct ws_journal *jn)
 	if (n <= 0)
 		return ERR_CONFIG;
 	buf[n] = '\0';
-	/* Widths: NAME_MAX (255) for the names. */
-	if (sscanf(buf, "rakazo-swap 1\nphase %7s\nold %255s\nstage %7s "
-	    "%255s\n", jn->phase, jn->old, where, jn->stage) != 4)
+	/* One field a line; a name is the rest of its line (spaces too). */
+	if (ws_journal_field(&p, "rakazo-swap") == NULL ||
+	    (phase = ws_journal_field(&p, "phase")) == NULL ||
+	    (old = ws_journal_field(&p, "old")) == NULL ||
+	    (stage = ws_journal_field(&p, "stage")) == NULL)
 		return ERR_CONFIG;
-	if ((strcmp(jn->phase, "out") != 0 && strcmp(jn->phase, "in") != 0) ||
-	    (strcmp(where, "inside") != 0 && strcmp(where, "beside") != 0) ||
-	    !ws_journal_name_ok(jn->old, WS_OLD_PREFIX))
+	if (strncmp(stage, "inside ", 7) == 0)
+		jn->stage_inside = 1;
+	else if (strncmp(stage, "beside ", 7) != 0)
 		return ERR_CONFIG;
-	jn->stage_inside = strcmp(where, "inside") == 0;
-	if (jn->stage_inside ? !ws_journal_name_ok(jn->stage,
-	    WS_IMPORT_PREFIX) : (jn->stage[0] != '.' ||
-	    strchr(jn->stage, '/') != NULL || strstr(jn->stage, ".import-") ==
-	    NULL))
+	stage += 7;
+	if ((strcmp(phase, "out") != 0 && strcmp(phase, "in") != 0) ||
+	    strlen(old) > NAME_MAX || strlen(stage) > NAME_MAX ||
+	    !ws_journal_name_ok(old, WS_OLD_PREFIX))
 		return ERR_CONFIG;
+	if (jn->stage_inside ? !ws_journal_name_ok(stage, WS_IMPORT_PREFIX) :
+	    (stage[0] != '.' || strchr(stage, '/') != NULL ||
+	    strstr(stage, ".import-") == NULL))
+		return ERR_CONFIG;
+	snprintf(jn->phase, sizeof jn->phase, "%s", phase);
+	snprintf(jn->old, sizeof jn->old, "%s", old);
+	snprintf(jn->stage, sizeof jn->stage, "%s", stage);
 	return 0;
 }
 
@@ -1373,15 +1397,24 @@ ws_journal_finish(int wsfd, int parentfd, const struct ws_journal *jn)
 	int	oldfd = -1, stagefd = -1, sdirfd, r = 0;
 
 	sdirfd = jn->stage_inside ? wsfd : parentfd;
+	/*
+	 * The side to move from must be there or truly gone (all moved,
+	 * removed): removing the other side while it cannot be read would
+	 * lose both trees.
+	 */
+	if (sdirfd == -1)
+		return ERR_PERMISSION;
 	oldfd = openat(wsfd, jn->old, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC);
-	if (sdirfd != -1)
-		stagefd = openat(sdirfd, jn->stage, O_RDONLY | O_DIRECTORY |
-		    O_NOFOLLOW | O_CLOEXEC);
-	if (strcmp(jn->phase, "out") == 0) {
-		if (oldfd != -1)
-			r = ws_move_all(oldfd, wsfd, jn, NULL);
-	} else if (stagefd != -1)
+	if (oldfd == -1 && errno != ENOENT)
+		r = ws_errno_code(errno);
+	stagefd = openat(sdirfd, jn->stage, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC);
+	if (stagefd == -1 && errno != ENOENT && r == 0)
+		r = ws_errno_code(errno);
+	if (r == 0 && strcmp(jn->phase, "out") == 0 && oldfd != -1)
+		r = ws_move_all(oldfd, wsfd, jn, NULL);
+	else if (r == 0 && strcmp(jn->phase, "in") == 0 && stagefd != -1)
 		r = ws_move_all(stagefd, wsfd, jn, NULL);
 	if (oldfd != -1)
 		close(oldfd);
@@ -1391,7 +1424,7 @@ ws_journal_finish(int wsfd, int parentfd, const struct ws_journal *jn)
 	if (r != 0)
 		return r;
 	if ((r = ws_tree_remove(wsfd, jn->old, 0)) != 0 ||
-	    (sdirfd != -1 && (r = ws_tree_remove(sdirfd, jn->stage, 0)) != 0))
+	    (r = ws_tree_remove(sdirfd, jn->stage, 0)) != 0)
 		return r;
 	if (unlinkat(wsfd, WS_JOURNAL, 0) == -1 && errno != ENOENT)
 		return ws_errno_code(errno);
