@@ -447,6 +447,7 @@ struct ws_export {
 	struct archive_entry	*e;
 	struct workspace_counts	*cnt;
 	uint8_t			*buf;
+	int			 fd;	/* our dup of the output */
 	char			 path[PATH_MAX];
 };
 
@@ -605,6 +606,20 @@ out:
 	return r;
 }
 
+/* Point fd at /dev/null (atomically: no other thread sees it closed). */
+static int
+ws_export_mute(int fd)
+{
+	int	nfd, r = 0;
+
+	if ((nfd = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if (dup3(nfd, fd, O_CLOEXEC) == -1)
+		r = -1;
+	close(nfd);
+	return r;
+}
+
 int
 workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt)
 {
@@ -613,6 +628,7 @@ workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt)
 
 	memset(cnt, 0, sizeof *cnt);
 	memset(&x, 0, sizeof x);
+	x.fd = -1;
 	x.cnt = cnt;
 	x.buf = xmalloc(WS_IO_CHUNK);
 	if ((x.a = archive_write_new()) == NULL ||
@@ -620,8 +636,13 @@ workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt)
 		r = ERR_NOMEM;
 		goto out;
 	}
+	/* Our own descriptor of the output, see below. */
+	if ((x.fd = fcntl(outfd, F_DUPFD_CLOEXEC, 0)) == -1) {
+		r = ws_errno_code(errno);
+		goto out;
+	}
 	if (archive_write_set_format_pax_restricted(x.a) != ARCHIVE_OK ||
-	    archive_write_open_fd(x.a, outfd) != ARCHIVE_OK) {
+	    archive_write_open_fd(x.a, x.fd) != ARCHIVE_OK) {
 		r = ws_export_archive_error(&x);
 		goto out;
 	}
@@ -637,14 +658,18 @@ out:
 	if (x.e != NULL)
 		archive_entry_free(x.e);
 	/*
-	 * A failed export must not look whole: without this, free() would
-	 * close the archive and write the end marker after a partial tree,
-	 * and an import would take it.
+	 * A failed export must not look whole: free() closes the archive and
+	 * writes the end marker, which after a partial tree would make it
+	 * importable.  So our descriptor of the output becomes /dev/null
+	 * first.  (archive_write_fail() would skip the marker too, but leaks
+	 * the archive's block buffer.)
 	 */
-	if (x.a != NULL && r != 0)
+	if (x.a != NULL && r != 0 && x.fd != -1 && ws_export_mute(x.fd) != 0)
 		archive_write_fail(x.a);
 	if (x.a != NULL)
 		archive_write_free(x.a);
+	if (x.fd != -1)
+		close(x.fd);
 	free(x.buf);
 	return r;
 }
