@@ -160,7 +160,10 @@ token_read_file(const char *path, char *out, size_t outlen, int check_mode)
 
 	if (outlen > 0)
 		out[0] = '\0';
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
+	/* O_NONBLOCK: a FIFO (or a device) must not hang the open; only a
+	 * regular file passes the fstat below. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
+	    O_NONBLOCK)) == -1) {
 		r = err_from_errno(errno);
 		goto out;
 	}

@@ -39,6 +39,14 @@
 
 #define CONTROL_MAX_CONNS	32
 #define CONTROL_MAX_FENCES	4096
+/*
+ * Requests in progress (streams) per connection.  Each may hold fds and a
+ * chunk buffer, so a client that pipelines requests it never finishes
+ * (uploads without a body, reads it never drains) is answered BUSY past
+ * this, instead of spending guestd's fds and memory.  Above exec's 64
+ * running commands, so a controller's ordinary load never meets it.
+ */
+#define CONTROL_MAX_STREAMS	128
 
 struct control_out {
 	struct control_out	*next;
@@ -58,6 +66,7 @@ struct control_conn {
 	int			 rx_binary;
 	int			 rx_discard;	/* oversized: drop to final */
 	int			 rx_held;	/* rx holds a frame a sink refused */
+	int			 rx_out_paused;	/* not reading: replies back up */
 	lws_sorted_usec_list_t	 rx_retry;
 
 	/* outbound queue */
@@ -65,13 +74,21 @@ struct control_conn {
 	size_t			 out_bytes;
 
 	struct control_stream	*streams;
+	unsigned		 nstreams;
 	struct control_conn	*next;
 };
 
-/* Highest fence seen per bot (G-32); lives as long as guestd. */
+/*
+ * Highest fence seen per bot (G-32), for the CONTROL_MAX_FENCES bots used
+ * most recently.  When a new bot arrives with the table full, the bot
+ * whose fence was last checked longest ago is forgotten: bots come and go
+ * (their leases end), and refusing every new one until a restart would be
+ * worse than forgetting the idlest.
+ */
 struct control_fence {
 	char			 bot[65];
 	int64_t			 fence;
+	uint64_t		 used;		/* control_fence_clock then */
 };
 
 static char			 control_secret[SECRET_MAX + 1];
@@ -82,6 +99,7 @@ static struct control_conn	*control_conns;
 static unsigned			 control_nconns;
 static struct control_fence	*control_fences;
 static size_t			 control_nfences;
+static uint64_t			 control_fence_clock;
 
 static int	control_cb(struct lws *, enum lws_callback_reasons, void *,
 		    void *, size_t);
@@ -311,6 +329,19 @@ control_out_full(const struct control_conn *c)
 	return c->closing || c->out_bytes >= CONTROL_OUT_HIGH;
 }
 
+/*
+ * Read the socket only while nothing says stop: a binary frame a sink
+ * refused is held (rx_held), or the replies to earlier requests back up
+ * because the client does not read them (rx_out_paused).  The second is
+ * what bounds a pipelining client: its further requests wait in its own
+ * socket buffer, not as our streams, fds and queued replies.
+ */
+static void
+control_rx_update(struct control_conn *c)
+{
+	lws_rx_flow_control(c->wsi, !c->rx_held && !c->rx_out_paused);
+}
+
 static void
 control_resume_streams(struct control_conn *c)
 {
@@ -348,6 +379,10 @@ control_write_one(struct control_conn *c)
 	free(o);
 	if (c->out_bytes < CONTROL_OUT_LOW)
 		control_resume_streams(c);
+	if (c->rx_out_paused && c->out_bytes < CONTROL_OUT_LOW) {
+		c->rx_out_paused = 0;
+		control_rx_update(c);
+	}
 	if (c->out_head != NULL)
 		lws_callback_on_writable(c->wsi);
 	return 0;
@@ -365,6 +400,7 @@ control_stream_attach(struct control_conn *c, struct control_stream *s,
 	s->paused = 0;
 	s->next = c->streams;
 	c->streams = s;
+	c->nstreams++;
 }
 
 void
@@ -377,6 +413,7 @@ control_stream_detach(struct control_stream *s)
 	for (pp = &s->conn->streams; *pp != NULL; pp = &(*pp)->next) {
 		if (*pp == s) {
 			*pp = s->next;
+			s->conn->nstreams--;
 			break;
 		}
 	}
@@ -417,7 +454,7 @@ control_rx_retry(lws_sorted_usec_list_t *sul)
 	c = lws_container_of(sul, struct control_conn, rx_retry);
 	if (c->rx_held && control_offer_binary(c) == 0) {
 		buf_reset(&c->rx);
-		lws_rx_flow_control(c->wsi, 1);
+		control_rx_update(c);
 	}
 }
 
@@ -445,6 +482,16 @@ control_offer_binary(struct control_conn *c)
 	if (proto_frame_parse(c->rx.data, c->rx.len, &f) != 0) {
 		control_reply_error(c, 0, ERR_PROTOCOL,
 		    "(malformed binary frame)");
+		return 0;
+	}
+	/*
+	 * A client sends bodies on the data channel only; stdout/stderr
+	 * frames are guestd's.  One on another channel is dropped, never
+	 * written into the body of the request it names.
+	 */
+	if (f.channel != PROTO_CH_DATA) {
+		control_reply_error(c, 0, ERR_PROTOCOL,
+		    "(a client sends binary frames on channel 0 only)");
 		return 0;
 	}
 	/*
@@ -491,15 +538,25 @@ control_fence_check(json_t *args, char *detail, size_t detaillen)
 			return ERR_STALE_FENCE;
 		}
 		f->fence = fence;
+		f->used = ++control_fence_clock;
 		return 0;
 	}
-	if (control_nfences >= CONTROL_MAX_FENCES)
-		return ERR_BUSY;
-	control_fences = xrealloc(control_fences,
-	    (control_nfences + 1) * sizeof *control_fences);
-	f = &control_fences[control_nfences++];
+	if (control_nfences >= CONTROL_MAX_FENCES) {
+		/* Full: forget the bot idle longest. */
+		f = &control_fences[0];
+		for (i = 1; i < control_nfences; i++) {
+			if (control_fences[i].used < f->used)
+				f = &control_fences[i];
+		}
+		log_debug("control.fence_forgotten", "bot=%s", f->bot);
+	} else {
+		control_fences = xrealloc(control_fences,
+		    (control_nfences + 1) * sizeof *control_fences);
+		f = &control_fences[control_nfences++];
+	}
 	snprintf(f->bot, sizeof f->bot, "%s", bot);
 	f->fence = fence;
+	f->used = ++control_fence_clock;
 	return 0;
 }
 
@@ -549,6 +606,13 @@ control_dispatch(struct control_conn *c, json_t *req)
 		r = ERR_HELLO_REQUIRED;
 		goto fail;
 	}
+	if (c->nstreams >= CONTROL_MAX_STREAMS) {
+		r = ERR_BUSY;
+		snprintf(detail, sizeof detail, "(%u requests are in progress "
+		    "on this connection; wait for their replies)",
+		    c->nstreams);
+		goto fail;
+	}
 	if (control_stream_find(c, (uint32_t)id) != NULL) {
 		r = ERR_BAD_REQUEST;
 		snprintf(detail, sizeof detail, "(id %lld is still active)",
@@ -588,6 +652,19 @@ control_on_text(struct control_conn *c)
 	json_decref(req);
 }
 
+/*
+ * After each whole message: a client that does not read its replies
+ * stops being read until they drain below CONTROL_OUT_LOW.
+ */
+static void
+control_rx_pace(struct control_conn *c)
+{
+	if (!c->rx_out_paused && c->out_bytes >= CONTROL_OUT_HIGH) {
+		c->rx_out_paused = 1;
+		control_rx_update(c);
+	}
+}
+
 static void
 control_on_receive(struct control_conn *c, const void *in, size_t len)
 {
@@ -615,20 +692,20 @@ control_on_receive(struct control_conn *c, const void *in, size_t len)
 		control_reply_error(c, 0, ERR_TOO_LARGE,
 		    c->rx_binary ? "(binary message over 1 MiB)" :
 		    "(JSON message over 1 MiB)");
+		control_rx_pace(c);
 		return;
 	}
 	if (!c->rx_binary) {
 		control_on_text(c);
 		buf_reset(&c->rx);
-		return;
-	}
-	if (control_offer_binary(c) == ERR_BUSY) {
+	} else if (control_offer_binary(c) == ERR_BUSY) {
 		/* Keep c->rx as it is and stop reading until the sink has
 		 * room. */
-		lws_rx_flow_control(wsi, 0);
+		control_rx_update(c);
 		return;
-	}
-	buf_reset(&c->rx);
+	} else
+		buf_reset(&c->rx);
+	control_rx_pace(c);
 }
 
 /* ---- lifecycle ----------------------------------------------------------- */
@@ -722,6 +799,10 @@ control_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			/* A pause raced with the drain: wake paused streams. */
 			if (c->out_bytes < CONTROL_OUT_LOW)
 				control_resume_streams(c);
+			if (c->rx_out_paused && c->out_bytes < CONTROL_OUT_LOW) {
+				c->rx_out_paused = 0;
+				control_rx_update(c);
+			}
 			return 0;
 		}
 		return control_write_one(c);

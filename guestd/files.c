@@ -280,7 +280,61 @@ files_list_names(DIR *d, char ***namesp, size_t *np, int *truncated)
 	return 0;
 }
 
-/* Entries of the listing; names that are not UTF-8 cannot be sent. */
+/*
+ * A name that is not UTF-8 cannot be a JSON string as it is.  It is listed
+ * all the same, never left out: "name" is the name with each byte that
+ * starts no valid UTF-8 sequence written as \xHH, "name_escaped" is true,
+ * and "name_hex" holds the raw bytes in hex.
+ */
+static int
+files_name_set(json_t *e, const char *name)
+{
+	static const char	 hexd[] = "0123456789abcdef";
+	const uint8_t		*p = (const uint8_t *)name;
+	char			*esc, *hex;
+	size_t			 len, i, k, o = 0;
+	int			 r = ERR_NOMEM;
+
+	len = strlen(name);
+	for (i = 0; i < len; i += k) {
+		if ((k = jsonx_utf8_len(p + i, len - i, NULL)) == 0)
+			break;
+	}
+	if (i == len)
+		return json_object_set_new(e, "name",
+		    json_stringn(name, len)) == 0 ? 0 : ERR_NOMEM;
+	esc = malloc(4 * len + 1);
+	hex = malloc(2 * len + 1);
+	if (esc == NULL || hex == NULL)
+		goto out;
+	for (i = 0; i < len; i += k) {
+		if ((k = jsonx_utf8_len(p + i, len - i, NULL)) != 0) {
+			memcpy(esc + o, p + i, k);
+			o += k;
+			continue;
+		}
+		k = 1;
+		esc[o++] = '\\';
+		esc[o++] = 'x';
+		esc[o++] = hexd[p[i] >> 4];
+		esc[o++] = hexd[p[i] & 15];
+	}
+	for (i = 0; i < len; i++) {
+		hex[2 * i] = hexd[p[i] >> 4];
+		hex[2 * i + 1] = hexd[p[i] & 15];
+	}
+	hex[2 * len] = '\0';
+	if (json_object_set_new(e, "name", json_stringn(esc, o)) == 0 &&
+	    json_object_set_new(e, "name_escaped", json_true()) == 0 &&
+	    json_object_set_new(e, "name_hex", json_string(hex)) == 0)
+		r = 0;
+out:
+	free(esc);
+	free(hex);
+	return r;
+}
+
+/* Entries of the listing, every name in it (files_name_set()). */
 static int
 files_list_entries(int dfd, char **names, size_t n, json_t *entries,
     int *truncated)
@@ -290,8 +344,9 @@ files_list_entries(int dfd, char **names, size_t n, json_t *entries,
 	size_t		 i, budget = 0;
 
 	for (i = 0; i < n; i++) {
-		/* Worst case JSON escaping is 6 bytes per name byte. */
-		budget += 6 * strlen(names[i]) + 96;
+		/* Worst case: 6 JSON bytes per name byte, or 5 escaped plus
+		 * 2 of hex for a name that is not UTF-8. */
+		budget += 7 * strlen(names[i]) + 128;
 		if (budget > FILES_LIST_BUDGET) {
 			*truncated = 1;
 			break;
@@ -300,13 +355,11 @@ files_list_entries(int dfd, char **names, size_t n, json_t *entries,
 			continue;	/* removed meanwhile */
 		if ((e = files_stat_json(&st)) == NULL)
 			return ERR_NOMEM;
-		if (json_object_set_new(e, "name",
-		    json_string(names[i])) == -1) {
+		if (files_name_set(e, names[i]) != 0 ||
+		    json_array_append_new(entries, e) == -1) {
 			json_decref(e);
-			continue;	/* not UTF-8 */
-		}
-		if (json_array_append_new(entries, e) == -1)
 			return ERR_NOMEM;
+		}
 	}
 	return 0;
 }
@@ -660,6 +713,80 @@ files_write_target(int rootfd, char path[PATH_MAX], int *pfdp,
 			return r;
 	}
 	return ERR_PATH_OUTSIDE;	/* ELOOP, as path_open reads it */
+}
+
+int
+files_tmp_name(const char *name)
+{
+	const char	*t;
+	size_t		 i;
+
+	if (name[0] != '.' || (t = strstr(name + 1, FILES_TMP_TAG)) == NULL)
+		return 0;
+	/* The last tag: a name may hold the tag itself. */
+	while (strstr(t + 1, FILES_TMP_TAG) != NULL)
+		t = strstr(t + 1, FILES_TMP_TAG);
+	t += strlen(FILES_TMP_TAG);
+	for (i = 0; i < 16; i++) {
+		if (!((t[i] >= '0' && t[i] <= '9') ||
+		    (t[i] >= 'a' && t[i] <= 'f')))
+			return 0;
+	}
+	return t[16] == '\0';
+}
+
+/* Remove the temp files below dirfd; never follows a symlink. */
+static size_t
+files_clean_dir(int dirfd, int depth)
+{
+	struct dirent	*de;
+	struct stat	 st;
+	DIR		*d;
+	size_t		 n = 0;
+	int		 fd;
+
+	if (depth > FILES_RM_DEPTH)
+		return 0;
+	if ((fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0 ||
+		    fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+			continue;
+		if (S_ISREG(st.st_mode) && files_tmp_name(de->d_name)) {
+			if (unlinkat(fd, de->d_name, 0) == 0)
+				n++;
+		} else if (S_ISDIR(st.st_mode)) {
+			int	cfd;
+
+			cfd = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+			if (cfd != -1) {
+				n += files_clean_dir(cfd, depth + 1);
+				close(cfd);
+			}
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+size_t
+files_clean_stale(const char *workspace)
+{
+	size_t	n;
+	int	rootfd;
+
+	if ((rootfd = path_root_open(workspace)) < 0)
+		return 0;
+	n = files_clean_dir(rootfd, 0);
+	close(rootfd);
+	return n;
 }
 
 /* ".<name>.rakazo-tmp-<16 hex>", the name cut to fit NAME_MAX. */

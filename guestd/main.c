@@ -31,6 +31,7 @@
 #include "config.h"
 #include "control.h"
 #include "err.h"
+#include "files.h"
 #include "guestd.h"
 #include "log.h"
 #include "loop.h"
@@ -39,6 +40,7 @@
 #include "pty.h"
 #include "rfb.h"
 #include "token.h"
+#include "workspace.h"
 
 struct guestd_settings guestd;
 
@@ -213,6 +215,8 @@ main_workspace_setup(void)
 {
 	char		 real[PATH_MAX];
 	struct stat	 st;
+	size_t		 n;
+	int		 r;
 
 	if (main_workspace == NULL)
 		main_die("no workspace: give --workspace DIR");
@@ -225,6 +229,13 @@ main_workspace_setup(void)
 	if (access(real, R_OK | W_OK | X_OK) == -1)
 		main_die("workspace is not writable by %s", guestd.user);
 	guestd.workspace = xstrdup(real);
+	/* An import a crash cut short ends as the old or the new tree
+	 * before anyone sees the workspace. */
+	if ((r = workspace_recover(guestd.workspace)) != 0)
+		log_error("workspace.recover_failed", "error=%s", err_name(r));
+	/* Temp files of writes a crash cut short are never whole files. */
+	if ((n = files_clean_stale(guestd.workspace)) > 0)
+		log_info("files.stale_temps_removed", "n=%zu", n);
 }
 
 static void

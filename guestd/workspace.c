@@ -38,6 +38,7 @@
 
 #include "control.h"
 #include "err.h"
+#include "files.h"
 #include "guestd.h"
 #include "log.h"
 #include "token.h"
@@ -51,11 +52,40 @@
 #define WS_MAX_DEPTH	256	/* directory levels we walk or create */
 #define WS_IO_CHUNK	(64 * 1024)
 #define WS_BLOCK	10240	/* tar record size */
+#define WS_TAR_RECORD	512	/* tar block: the end marker is one or two */
+#define WS_SPARSE_HOLES	(64ULL << 20)	/* holes a sparse entry may have */
 #define WS_PIPE_SIZE	(256 * 1024)
 
-/* guestd's own transient directories at the top of the workspace. */
+/*
+ * guestd's own transient names at the top of the workspace: an import's
+ * staging directory, the old tree while it is swapped out, and the swap's
+ * journal.  Every top-level name starting with WS_RESERVED_PREFIX is
+ * guestd's: export leaves those out and import refuses them.
+ */
+#define WS_RESERVED_PREFIX	".rakazo-"
 #define WS_IMPORT_PREFIX	".rakazo-import-"
 #define WS_OLD_PREFIX		".rakazo-old-"
+#define WS_JOURNAL		".rakazo-swap"
+#define WS_JOURNAL_TMP		".rakazo-swap.tmp"
+#define WS_JOURNAL_MAX		1024
+
+/*
+ * A test hook: GUESTD_TEST_CRASH_AT=<step> makes guestd kill itself
+ * (SIGKILL, as an OOM kill or a power cut would stop it) when an import
+ * reaches that step of its swap, so tests can prove start-up recovery.
+ * Read once at start-up and removed from the environment; unset, as in
+ * normal use, it does nothing.
+ */
+static char	ws_crash_at[32];
+
+static void
+ws_crash_point(const char *step)
+{
+	if (ws_crash_at[0] != '\0' && strcmp(ws_crash_at, step) == 0) {
+		log_warn("workspace.test_crash", "step=%s", step);
+		raise(SIGKILL);
+	}
+}
 
 /* ---- export skip list ---------------------------------------------------- */
 
@@ -71,8 +101,9 @@
  *                 Service Worker/CacheStorage, Service Worker/ScriptCache
  *
  * The same names anywhere else (bots/a/Cache/, shared/x.tmp) are project
- * files and are exported.  Also left out: guestd's own top-level
- * .rakazo-import-* and .rakazo-old-* directories of an import in progress.
+ * files and are exported.  Also left out: guestd's own top-level names,
+ * .rakazo-* (an import's staging directory, the old tree during a swap,
+ * the swap's journal).
  */
 static const char *const ws_skip_files[] = {
 	"SingletonLock", "SingletonSocket", "SingletonCookie", "lockfile",
@@ -108,9 +139,7 @@ workspace_export_skip(const char *relpath, int is_dir)
 	size_t			 len, prevlen = 0;
 	int			 last;
 
-	if (is_dir && strchr(relpath, '/') == NULL &&
-	    (strncmp(relpath, WS_IMPORT_PREFIX, strlen(WS_IMPORT_PREFIX)) == 0 ||
-	    strncmp(relpath, WS_OLD_PREFIX, strlen(WS_OLD_PREFIX)) == 0))
+	if (strchr(relpath, '/') == NULL && workspace_reserved(relpath))
 		return 1;
 	if (strncmp(relpath, prof, sizeof prof - 1) != 0)
 		return 0;
@@ -144,6 +173,13 @@ workspace_export_skip(const char *relpath, int is_dir)
 		prevlen = len;
 	}
 	return 0;
+}
+
+int
+workspace_reserved(const char *topname)
+{
+	return strncmp(topname, WS_RESERVED_PREFIX,
+	    strlen(WS_RESERVED_PREFIX)) == 0;
 }
 
 /* ---- entry validation ---------------------------------------------------- */
@@ -411,6 +447,7 @@ struct ws_export {
 	struct archive_entry	*e;
 	struct workspace_counts	*cnt;
 	uint8_t			*buf;
+	int			 fd;	/* our dup of the output */
 	char			 path[PATH_MAX];
 };
 
@@ -528,7 +565,9 @@ ws_export_dir(struct ws_export *x, int dirfd, size_t plen, int depth)
 			continue;
 		}
 		if (S_ISREG(st.st_mode)) {
-			if (workspace_export_skip(x->path, 0)) {
+			/* A write in progress, or one a crash cut short. */
+			if (workspace_export_skip(x->path, 0) ||
+			    files_tmp_name(names[i])) {
 				x->cnt->skipped++;
 				continue;
 			}
@@ -567,6 +606,20 @@ out:
 	return r;
 }
 
+/* Point fd at /dev/null (atomically: no other thread sees it closed). */
+static int
+ws_export_mute(int fd)
+{
+	int	nfd, r = 0;
+
+	if ((nfd = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if (dup3(nfd, fd, O_CLOEXEC) == -1)
+		r = -1;
+	close(nfd);
+	return r;
+}
+
 int
 workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt)
 {
@@ -575,6 +628,7 @@ workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt)
 
 	memset(cnt, 0, sizeof *cnt);
 	memset(&x, 0, sizeof x);
+	x.fd = -1;
 	x.cnt = cnt;
 	x.buf = xmalloc(WS_IO_CHUNK);
 	if ((x.a = archive_write_new()) == NULL ||
@@ -582,13 +636,19 @@ workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt)
 		r = ERR_NOMEM;
 		goto out;
 	}
+	/* Our own descriptor of the output, see below. */
+	if ((x.fd = fcntl(outfd, F_DUPFD_CLOEXEC, 0)) == -1) {
+		r = ws_errno_code(errno);
+		goto out;
+	}
 	if (archive_write_set_format_pax_restricted(x.a) != ARCHIVE_OK ||
-	    archive_write_open_fd(x.a, outfd) != ARCHIVE_OK) {
+	    archive_write_open_fd(x.a, x.fd) != ARCHIVE_OK) {
 		r = ws_export_archive_error(&x);
 		goto out;
 	}
 	if ((r = ws_export_dir(&x, rootfd, 0, 0)) != 0)
 		goto out;
+	/* Only a complete walk ends with the end-of-archive marker. */
 	if (archive_write_close(x.a) != ARCHIVE_OK) {
 		r = ws_export_archive_error(&x);
 		goto out;
@@ -597,8 +657,19 @@ workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt)
 out:
 	if (x.e != NULL)
 		archive_entry_free(x.e);
+	/*
+	 * A failed export must not look whole: free() closes the archive and
+	 * writes the end marker, which after a partial tree would make it
+	 * importable.  So our descriptor of the output becomes /dev/null
+	 * first.  (archive_write_fail() would skip the marker too, but leaks
+	 * the archive's block buffer.)
+	 */
+	if (x.a != NULL && r != 0 && x.fd != -1 && ws_export_mute(x.fd) != 0)
+		archive_write_fail(x.a);
 	if (x.a != NULL)
 		archive_write_free(x.a);
+	if (x.fd != -1)
+		close(x.fd);
 	free(x.buf);
 	return r;
 }
@@ -870,6 +941,35 @@ ws_apply_dirmeta(struct ws_extract *x)
 	return 0;
 }
 
+/*
+ * A sparse entry's holes cost the archive nothing: a 10 KB tar can
+ * declare a 20 GiB file.  guestd's own export never writes sparse
+ * entries, so a foreign one may hold at most WS_SPARSE_HOLES of holes;
+ * its size counts against the import limit like any file's.
+ */
+static int
+ws_sparse_check(struct ws_extract *x, struct archive_entry *e,
+    const char *path, int64_t size)
+{
+	la_int64_t	off, len;
+	uint64_t	data = 0;
+	char		buf[96];
+
+	if (archive_entry_sparse_reset(e) <= 0)
+		return 0;
+	while (archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK) {
+		if (len > 0)
+			data += (uint64_t)len;
+	}
+	if ((uint64_t)size <= data || (uint64_t)size - data <= WS_SPARSE_HOLES)
+		return 0;
+	snprintf(buf, sizeof buf, "is sparse with %llu bytes of holes (at "
+	    "most %llu)", (unsigned long long)((uint64_t)size - data),
+	    (unsigned long long)WS_SPARSE_HOLES);
+	ws_why(x, path, buf);
+	return ERR_TAR_ENTRY_REJECTED;
+}
+
 static int
 ws_extract_entry(struct ws_extract *x, struct archive_entry *e)
 {
@@ -897,6 +997,11 @@ ws_extract_entry(struct ws_extract *x, struct archive_entry *e)
 	if ((r = workspace_entry_check(name, type, has_link, x->why,
 	    x->whylen)) != 0)
 		return r;
+	/* Export drops these: a tar that holds one did not come from us,
+	 * and a staged journal or old tree would confuse a recovery. */
+	if (workspace_reserved(name))
+		return ws_reject(x->why, x->whylen, name, "uses a top-level "
+		    "name reserved for guestd (.rakazo-*)");
 	len = strlen(name);
 	memcpy(path, name, len + 1);
 	while (len > 1 && path[len - 1] == '/')
@@ -908,6 +1013,8 @@ ws_extract_entry(struct ws_extract *x, struct archive_entry *e)
 		ws_why(x, path, "has a negative size");
 		return ERR_TAR_INVALID;
 	}
+	if ((r = ws_sparse_check(x, e, path, size)) != 0)
+		return r;
 	x->declared += (uint64_t)size;
 	if (x->lim->max_bytes != 0 && ((uint64_t)size > x->lim->max_bytes ||
 	    x->declared > x->lim->max_bytes)) {
@@ -928,6 +1035,7 @@ workspace_extract_fd(int tarfd, int stagefd,
 	struct ws_extract	 x;
 	struct archive_entry	*e;
 	size_t			 i;
+	la_int64_t		 before;
 	int			 ar, r = ERR_INTERNAL;
 
 	memset(cnt, 0, sizeof *cnt);
@@ -948,9 +1056,26 @@ workspace_extract_fd(int tarfd, int stagefd,
 		goto out;
 	}
 	for (;;) {
+		/*
+		 * libarchive reports the end both at the end-of-archive
+		 * marker (a zero block, consumed) and where the stream merely
+		 * stops between entries.  Only the first is a whole archive:
+		 * a tar cut at an entry boundary, or an export that died,
+		 * lacks it.  Entries are skipped to their end first, so the
+		 * position moves by the marker alone.
+		 */
+		before = archive_filter_bytes(x.a, 0);
 		ar = archive_read_next_header(x.a, &e);
-		if (ar == ARCHIVE_EOF)
+		if (ar == ARCHIVE_EOF) {
+			if (archive_filter_bytes(x.a, 0) - before < WS_TAR_RECORD) {
+				if (why != NULL && whylen > 0)
+					snprintf(why, whylen, "the archive ends "
+					    "without its end-of-archive marker");
+				r = ERR_TAR_TRUNCATED;
+				goto out;
+			}
 			break;
+		}
 		/* WARN: e.g. a name not convertible to the locale; the
 		 * entry itself is whole. */
 		if (ar < ARCHIVE_WARN) {
@@ -959,6 +1084,10 @@ workspace_extract_fd(int tarfd, int stagefd,
 		}
 		if ((r = ws_extract_entry(&x, e)) != 0)
 			goto out;
+		if (archive_read_data_skip(x.a) < ARCHIVE_WARN) {
+			r = ws_extract_archive_error(&x);
+			goto out;
+		}
 	}
 	if ((r = ws_apply_dirmeta(&x)) != 0)
 		goto out;
@@ -1113,85 +1242,279 @@ ws_stage_discard(struct ws_stage *sg)
 		log_warn("workspace.staging_left", "error=%s", err_name(r));
 }
 
-/* Move names[0..n) from fromfd to tofd; on failure move the moved back. */
-static int
-ws_move_names(int fromfd, int tofd, char **names, size_t n,
-    const char *skip1, const char *skip2)
-{
-	size_t	i, j;
-	int	r;
+/*
+ * The swap's journal, ".rakazo-swap" at the top of the workspace, makes a
+ * swap by moving recoverable: it is written (to a temp name, fsynced,
+ * renamed, the directory fsynced) before each phase, so a guestd killed at
+ * any point finds at start-up which way to finish (workspace_recover()):
+ *
+ *   phase out  the old entries are moving into .rakazo-old-*: roll back,
+ *              moving them home; the workspace is exactly the old one.
+ *   phase in   every old entry is out, the staged ones are moving in: roll
+ *              forward, moving the rest in; exactly the new one.
+ *
+ * Each entry is moved by one rename(2), so it is always in exactly one of
+ * the two places.  The journal goes last, after the old tree and the
+ * staging directory are removed.
+ */
+struct ws_journal {
+	char	phase[8];		/* "out" or "in" */
+	char	old[NAME_MAX + 1];	/* in the workspace */
+	char	stage[NAME_MAX + 1];
+	int	stage_inside;		/* stage in the workspace, or beside */
+};
 
+static int
+ws_fsync_dir(int dirfd)
+{
+	return fsync(dirfd) == -1 ? ws_errno_code(errno) : 0;
+}
+
+static int
+ws_journal_write(int wsfd, const struct ws_journal *jn)
+{
+	char	buf[WS_JOURNAL_MAX];
+	ssize_t	w;
+	int	fd, n, r = ERR_INTERNAL;
+
+	n = snprintf(buf, sizeof buf, "rakazo-swap 1\nphase %s\nold %s\n"
+	    "stage %s %s\n", jn->phase, jn->old,
+	    jn->stage_inside ? "inside" : "beside", jn->stage);
+	if (n < 0 || (size_t)n >= sizeof buf)
+		return ERR_INTERNAL;
+	fd = openat(wsfd, WS_JOURNAL_TMP, O_WRONLY | O_CREAT | O_TRUNC |
+	    O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd == -1)
+		return ws_errno_code(errno);
+	do {
+		w = write(fd, buf, (size_t)n);
+	} while (w == -1 && errno == EINTR);
+	if (w != n || fsync(fd) == -1) {
+		r = w == -1 || w == n ? ws_errno_code(errno) : ERR_NO_SPACE;
+		close(fd);
+		(void)unlinkat(wsfd, WS_JOURNAL_TMP, 0);
+		return r;
+	}
+	close(fd);
+	if (renameat(wsfd, WS_JOURNAL_TMP, wsfd, WS_JOURNAL) == -1) {
+		r = ws_errno_code(errno);
+		(void)unlinkat(wsfd, WS_JOURNAL_TMP, 0);
+		return r;
+	}
+	return ws_fsync_dir(wsfd);
+}
+
+/* A journal's name field: one of our prefixes, one path segment. */
+static int
+ws_journal_name_ok(const char *name, const char *prefix)
+{
+	return strncmp(name, prefix, strlen(prefix)) == 0 &&
+	    strchr(name, '/') == NULL && strlen(name) > strlen(prefix);
+}
+
+/* The text after "key " on line p (up to the newline), or NULL. */
+static char *
+ws_journal_field(char **p, const char *key)
+{
+	char	*line = *p, *nl;
+	size_t	 klen = strlen(key);
+
+	if ((nl = strchr(line, '\n')) == NULL)
+		return NULL;
+	*nl = '\0';
+	*p = nl + 1;
+	if (strncmp(line, key, klen) != 0 || line[klen] != ' ')
+		return NULL;
+	return line + klen + 1;
+}
+
+/* 0, ERR_NOT_FOUND without a journal, ERR_CONFIG when unreadable. */
+static int
+ws_journal_read(int wsfd, struct ws_journal *jn)
+{
+	char	 buf[WS_JOURNAL_MAX], *p = buf, *phase, *old, *stage;
+	ssize_t	 n;
+	int	 fd;
+
+	memset(jn, 0, sizeof *jn);
+	fd = openat(wsfd, WS_JOURNAL, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC);
+	if (fd == -1)
+		return errno == ENOENT ? ERR_NOT_FOUND : ws_errno_code(errno);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return ERR_CONFIG;
+	buf[n] = '\0';
+	/* One field a line; a name is the rest of its line (spaces too). */
+	if (ws_journal_field(&p, "rakazo-swap") == NULL ||
+	    (phase = ws_journal_field(&p, "phase")) == NULL ||
+	    (old = ws_journal_field(&p, "old")) == NULL ||
+	    (stage = ws_journal_field(&p, "stage")) == NULL)
+		return ERR_CONFIG;
+	if (strncmp(stage, "inside ", 7) == 0)
+		jn->stage_inside = 1;
+	else if (strncmp(stage, "beside ", 7) != 0)
+		return ERR_CONFIG;
+	stage += 7;
+	if ((strcmp(phase, "out") != 0 && strcmp(phase, "in") != 0) ||
+	    strlen(old) > NAME_MAX || strlen(stage) > NAME_MAX ||
+	    !ws_journal_name_ok(old, WS_OLD_PREFIX))
+		return ERR_CONFIG;
+	if (jn->stage_inside ? !ws_journal_name_ok(stage, WS_IMPORT_PREFIX) :
+	    (stage[0] != '.' || strchr(stage, '/') != NULL ||
+	    strstr(stage, ".import-") == NULL))
+		return ERR_CONFIG;
+	snprintf(jn->phase, sizeof jn->phase, "%s", phase);
+	snprintf(jn->old, sizeof jn->old, "%s", old);
+	snprintf(jn->stage, sizeof jn->stage, "%s", stage);
+	return 0;
+}
+
+/* Is name one the swap must leave where it is? */
+static int
+ws_swap_keep(const char *name, const struct ws_journal *jn)
+{
+	return strcmp(name, jn->old) == 0 || strcmp(name, WS_JOURNAL) == 0 ||
+	    strcmp(name, WS_JOURNAL_TMP) == 0 ||
+	    (jn->stage_inside && strcmp(name, jn->stage) == 0);
+}
+
+/*
+ * Move every entry of fromfd into tofd (the names not kept).  Stops at the
+ * first failure; what moved stays moved (the journal says how to finish).
+ */
+static int
+ws_move_all(int fromfd, int tofd, const struct ws_journal *jn,
+    const char *crash_step)
+{
+	char	**names = NULL;
+	size_t	  n = 0, i;
+	int	  r;
+
+	if ((r = ws_list(fromfd, &names, &n)) != 0)
+		return ws_errno_code(-r);
 	for (i = 0; i < n; i++) {
-		if ((skip1 != NULL && strcmp(names[i], skip1) == 0) ||
-		    (skip2 != NULL && strcmp(names[i], skip2) == 0))
+		if (ws_swap_keep(names[i], jn))
 			continue;
 		if (renameat(fromfd, names[i], tofd, names[i]) == -1) {
 			r = ws_errno_code(errno);
-			for (j = i; j-- > 0;) {
-				if ((skip1 != NULL &&
-				    strcmp(names[j], skip1) == 0) ||
-				    (skip2 != NULL &&
-				    strcmp(names[j], skip2) == 0))
-					continue;
-				(void)renameat(tofd, names[j], fromfd,
-				    names[j]);
-			}
-			return r;
+			break;
 		}
+		if (crash_step != NULL)
+			ws_crash_point(crash_step);
 	}
-	return 0;
+	ws_names_free(names, n);
+	if (r == 0 && (r = ws_fsync_dir(fromfd)) == 0)
+		r = ws_fsync_dir(tofd);
+	return r;
+}
+
+/*
+ * Finish what a journal describes (after a crash, or to undo a swap that
+ * failed half way): "out" moves the old entries home, "in" moves the
+ * staged ones in; then the old tree, the staging directory and the
+ * journal go.  parentfd is the workspace's parent (-1 if unknown).
+ */
+static int
+ws_journal_finish(int wsfd, int parentfd, const struct ws_journal *jn)
+{
+	int	oldfd = -1, stagefd = -1, sdirfd, r = 0;
+
+	sdirfd = jn->stage_inside ? wsfd : parentfd;
+	/*
+	 * The side to move from must be there or truly gone (all moved,
+	 * removed): removing the other side while it cannot be read would
+	 * lose both trees.
+	 */
+	if (sdirfd == -1)
+		return ERR_PERMISSION;
+	oldfd = openat(wsfd, jn->old, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (oldfd == -1 && errno != ENOENT)
+		r = ws_errno_code(errno);
+	stagefd = openat(sdirfd, jn->stage, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC);
+	if (stagefd == -1 && errno != ENOENT && r == 0)
+		r = ws_errno_code(errno);
+	if (r == 0 && strcmp(jn->phase, "out") == 0 && oldfd != -1)
+		r = ws_move_all(oldfd, wsfd, jn, NULL);
+	else if (r == 0 && strcmp(jn->phase, "in") == 0 && stagefd != -1)
+		r = ws_move_all(stagefd, wsfd, jn, NULL);
+	if (oldfd != -1)
+		close(oldfd);
+	if (stagefd != -1)
+		close(stagefd);
+	/* Not all moved: keep the journal, a later start tries again. */
+	if (r != 0)
+		return r;
+	if ((r = ws_tree_remove(wsfd, jn->old, 0)) != 0 ||
+	    (r = ws_tree_remove(sdirfd, jn->stage, 0)) != 0)
+		return r;
+	if (unlinkat(wsfd, WS_JOURNAL, 0) == -1 && errno != ENOENT)
+		return ws_errno_code(errno);
+	return ws_fsync_dir(wsfd);
 }
 
 /*
  * Swap by moving top-level entries (the workspace is a mount point, or the
- * staging dir is inside it): the old entries go into .rakazo-old-<random>,
- * the staged ones come in, the old dir is removed.  Rolled back on failure.
+ * staging dir is inside it): journal "out", the old entries go into
+ * .rakazo-old-<random>; journal "in", the staged ones come in; then the
+ * old tree, the staging directory and the journal are removed.  A failure
+ * before "in" is rolled back; after it, the swap is finished.  A crash
+ * anywhere is finished by workspace_recover() the same way.
  */
 static int
 ws_swap_by_moving(struct ws_stage *sg)
 {
-	char	  old[NAME_MAX + 1];
-	char	**wsn = NULL, **stn = NULL;
-	size_t	  nws = 0, nst = 0;
-	int	  oldfd = -1, r = ERR_INTERNAL;
+	struct ws_journal	 jn;
+	int			 oldfd = -1, r = ERR_INTERNAL;
 
-	ws_random_name(old, sizeof old, WS_OLD_PREFIX);
-	if (mkdirat(sg->wsfd, old, 0700) == -1)
+	memset(&jn, 0, sizeof jn);
+	snprintf(jn.phase, sizeof jn.phase, "out");
+	ws_random_name(jn.old, sizeof jn.old, WS_OLD_PREFIX);
+	snprintf(jn.stage, sizeof jn.stage, "%s", sg->name);
+	jn.stage_inside = sg->inside;
+	/* The new tree is on disk before anything old moves. */
+	if (syncfs(sg->stagefd) == -1)
 		return ws_errno_code(errno);
-	oldfd = openat(sg->wsfd, old, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (oldfd == -1) {
-		r = ws_errno_code(errno);
-		(void)unlinkat(sg->wsfd, old, AT_REMOVEDIR);
+	if ((r = ws_journal_write(sg->wsfd, &jn)) != 0)
 		return r;
+	ws_crash_point("journal");
+	if (mkdirat(sg->wsfd, jn.old, 0700) == -1 ||
+	    (oldfd = openat(sg->wsfd, jn.old, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		r = ws_errno_code(errno);
+		goto undo;
 	}
-	if ((r = ws_list(sg->wsfd, &wsn, &nws)) != 0 ||
-	    (r = ws_list(sg->stagefd, &stn, &nst)) != 0) {
-		r = ws_errno_code(-r);
-		goto fail_old;
-	}
-	if ((r = ws_move_names(sg->wsfd, oldfd, wsn, nws, old,
-	    sg->inside ? sg->name : NULL)) != 0)
-		goto fail_old;
-	if ((r = ws_move_names(sg->stagefd, sg->wsfd, stn, nst, NULL,
-	    NULL)) != 0) {
-		(void)ws_move_names(oldfd, sg->wsfd, wsn, nws, old,
-		    sg->inside ? sg->name : NULL);
-		goto fail_old;
-	}
+	if ((r = ws_move_all(sg->wsfd, oldfd, &jn, "moving-out")) != 0)
+		goto undo;
+	snprintf(jn.phase, sizeof jn.phase, "in");
+	if ((r = ws_journal_write(sg->wsfd, &jn)) != 0)
+		goto undo;
+	ws_crash_point("moved-out");
 	close(oldfd);
 	oldfd = -1;
-	if ((r = ws_tree_remove(sg->wsfd, old, 0)) != 0)
+	if ((r = ws_move_all(sg->stagefd, sg->wsfd, &jn, "moving-in")) != 0) {
+		/* Committed: the next start finishes it (journal "in"). */
+		log_warn("workspace.swap_unfinished", "error=%s", err_name(r));
+		return 0;
+	}
+	ws_crash_point("moved-in");
+	close(sg->stagefd);
+	sg->stagefd = -1;
+	if ((r = ws_journal_finish(sg->wsfd, ws_stage_dirfd(sg), &jn)) != 0)
 		log_warn("workspace.old_left", "error=%s", err_name(r));
-	r = 0;
-	goto out;
-fail_old:
+	return 0;
+undo:
 	if (oldfd != -1)
 		close(oldfd);
-	(void)unlinkat(sg->wsfd, old, AT_REMOVEDIR);
-out:
-	ws_names_free(wsn, nws);
-	ws_names_free(stn, nst);
+	/* Roll back, and say so first in case we die meanwhile. */
+	snprintf(jn.phase, sizeof jn.phase, "out");
+	(void)ws_journal_write(sg->wsfd, &jn);
+	if (ws_journal_finish(sg->wsfd, ws_stage_dirfd(sg), &jn) != 0)
+		log_warn("workspace.rollback_unfinished", "error=%s",
+		    err_name(r));
 	return r;
 }
 
@@ -1204,9 +1527,17 @@ ws_swap(struct ws_stage *sg)
 
 	if (!sg->inside) {
 		(void)fchmod(sg->stagefd, sg->wsmode);
+		if (syncfs(sg->stagefd) == -1) {
+			r = ws_errno_code(errno);
+			(void)fchmod(sg->stagefd, 0700);
+			return r;
+		}
 		if (renameat2(sg->parentfd, sg->name, sg->parentfd, sg->base,
 		    RENAME_EXCHANGE) == 0) {
-			/* The old tree now sits at the staging name. */
+			/* The old tree now sits at the staging name; a crash
+			 * from here leaves it to workspace_recover(). */
+			(void)ws_fsync_dir(sg->parentfd);
+			ws_crash_point("exchanged");
 			close(sg->stagefd);
 			sg->stagefd = -1;
 			if ((r = ws_tree_remove(sg->parentfd, sg->name, 0)) !=
@@ -1225,11 +1556,88 @@ ws_swap(struct ws_stage *sg)
 	}
 	if ((r = ws_swap_by_moving(sg)) != 0)
 		return r;
-	close(sg->stagefd);
-	sg->stagefd = -1;
-	if (unlinkat(ws_stage_dirfd(sg), sg->name, AT_REMOVEDIR) == -1)
-		log_warn("workspace.staging_left", "errno=%d", errno);
+	if (sg->stagefd != -1) {
+		close(sg->stagefd);
+		sg->stagefd = -1;
+	}
 	return 0;
+}
+
+/*
+ * At start-up, before anyone can use the workspace: finish a swap a crash
+ * interrupted (its journal says which way), and remove what imports that
+ * died before their swap left: staging directories inside the workspace
+ * and beside it.
+ */
+int
+workspace_recover(const char *workspace)
+{
+	struct ws_journal	 jn;
+	struct ws_stage		 sg;
+	const char		*env;
+	char			 parent[PATH_MAX], *slash, **names = NULL;
+	size_t			 n = 0, i;
+	int			 r;
+
+	if ((env = getenv("GUESTD_TEST_CRASH_AT")) != NULL) {
+		snprintf(ws_crash_at, sizeof ws_crash_at, "%s", env);
+		unsetenv("GUESTD_TEST_CRASH_AT");
+	}
+	ws_stage_init(&sg);
+	snprintf(parent, sizeof parent, "%s", workspace);
+	if ((slash = strrchr(parent, '/')) != NULL && slash[1] != '\0') {
+		snprintf(sg.base, sizeof sg.base, "%s", slash + 1);
+		if (slash == parent)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		sg.parentfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	sg.wsfd = open(workspace, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (sg.wsfd == -1) {
+		r = ws_errno_code(errno);
+		goto out;
+	}
+	r = ws_journal_read(sg.wsfd, &jn);
+	if (r == 0) {
+		r = ws_journal_finish(sg.wsfd, sg.parentfd, &jn);
+		log_info("workspace.swap_recovered", "to=%s error=%s",
+		    strcmp(jn.phase, "in") == 0 ? "new" : "old",
+		    r == 0 ? "none" : err_name(r));
+		if (r != 0)
+			goto out;
+	} else if (r != ERR_NOT_FOUND) {
+		log_warn("workspace.journal_unreadable", "error=%s",
+		    err_name(r));
+		goto out;
+	}
+	/* No journal (any more): the rest are stale staging leftovers. */
+	if ((r = ws_list(sg.wsfd, &names, &n)) != 0) {
+		r = ws_errno_code(-r);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (strncmp(names[i], WS_IMPORT_PREFIX,
+		    strlen(WS_IMPORT_PREFIX)) == 0 &&
+		    ws_tree_remove(sg.wsfd, names[i], 0) == 0)
+			log_info("workspace.stale_staging_removed", "n=1");
+		else if (strcmp(names[i], WS_JOURNAL_TMP) == 0)
+			(void)unlinkat(sg.wsfd, names[i], 0);
+		else if (strncmp(names[i], WS_OLD_PREFIX,
+		    strlen(WS_OLD_PREFIX)) == 0)
+			/* From a guestd before the journal: whose entries
+			 * these are cannot be known, so they are kept. */
+			log_warn("workspace.old_tree_kept", "name=%s",
+			    names[i]);
+	}
+	if (sg.parentfd != -1 && sg.base[0] != '\0')
+		ws_stage_remove_stale(sg.parentfd, sg.base);
+	r = 0;
+out:
+	ws_names_free(names, n);
+	ws_stage_close(&sg);
+	return r;
 }
 
 /* ---- jobs shared by the loop and a worker -------------------------------- */
@@ -1576,8 +1984,10 @@ ws_import_worker(void *arg)
 	j->workerfd = -1;
 	if (j->rc == 0 && ws_job_cancelled(j))
 		j->rc = ERR_CANCELLED;
-	if (j->rc == 0)
+	if (j->rc == 0) {
+		ws_crash_point("staged");
 		j->rc = ws_swap(&sg);
+	}
 	if (j->rc != 0)
 		ws_stage_discard(&sg);
 	ws_stage_close(&sg);

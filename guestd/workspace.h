@@ -68,6 +68,17 @@ int	workspace_extract_fd(int tarfd, int stagefd,
  */
 int	workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt);
 
+/* 1 when a top-level workspace name is guestd's own (".rakazo-*"): export
+ * leaves it out and import refuses it. */
+int	workspace_reserved(const char *topname);
+
+/*
+ * At start-up, before the workspace is served: finish an import's swap that
+ * a crash interrupted (to exactly the old or exactly the new tree, as its
+ * journal says) and remove staging leftovers.  0 or ERR_*.
+ */
+int	workspace_recover(const char *workspace);
+
 /* Remove everything inside dirfd (never following symlinks).  0 or ERR_*. */
 int	workspace_tree_empty(int dirfd);
 
