@@ -545,33 +545,35 @@ local_uid_sweep(uid_t uid)
 }
 
 /*
- * Make path (a directory) the computer's: owned by uid, mode 0700.  A
- * home written under another user before (the shared user of an older
- * release) changes owner whole, without following its symlinks.
+ * Make path (a directory) the computer's user's: owned by uid:gid, with
+ * mode.  A home written under another user before (the shared user of
+ * an older release, or the range switched on or off) changes owner
+ * whole, without following its symlinks.
  */
 static int
-local_own_dir(const char *path, uid_t uid, int recursive)
+local_own_dir(const char *path, uid_t uid, gid_t gid, mode_t mode,
+    int recursive)
 {
 	char		 ids[64];
 	char *const	 argv[] = { "chown", "-R", "-P", "-h", "--", ids,
 			    (char *)path, NULL };
 	struct stat	 st;
 
-	if (mkdir(path, 0700) == -1 && errno != EEXIST)
+	if (mkdir(path, mode) == -1 && errno != EEXIST)
 		return err_from_errno(errno);
 	if (lstat(path, &st) != 0)
 		return err_from_errno(errno);
 	if (!S_ISDIR(st.st_mode))
 		return ERR_NOT_DIR;
-	if (st.st_uid != uid || st.st_gid != (gid_t)uid) {
+	if (st.st_uid != uid || st.st_gid != gid) {
 		snprintf(ids, sizeof ids, "%lu:%lu", (unsigned long)uid,
-		    (unsigned long)uid);
+		    (unsigned long)gid);
 		if (recursive && local_run(argv) != 0)
 			return ERR_IO;
-		if (lchown(path, uid, (gid_t)uid) != 0)
+		if (lchown(path, uid, gid) != 0)
 			return err_from_errno(errno);
 	}
-	if (chmod(path, 0700) != 0)
+	if (chmod(path, mode) != 0)
 		return err_from_errno(errno);
 	return 0;
 }
@@ -729,7 +731,7 @@ local_start(struct provider *p, struct store_computer *c, char *err,
 		goto out;
 	}
 	if ((r = local_mkdirs(dir, 0700)) != 0 ||
-	    (r = local_mkdirs(home, local_isolated(p) ? 0700 : 0755)) != 0) {
+	    (r = local_mkdirs(home, 0700)) != 0) {
 		snprintf(err, errlen, "cannot create the computer's directory");
 		goto out;
 	}
@@ -755,8 +757,9 @@ local_start(struct provider *p, struct store_computer *c, char *err,
 		/* Nothing of this uid may meet the new guestd. */
 		local_uid_sweep(uid);
 		(void)local_rmtree(tmpdir);
-		if ((r = local_own_dir(home, uid, 1)) != 0 ||
-		    (r = local_own_dir(tmpdir, uid, 0)) != 0) {
+		if ((r = local_own_dir(home, uid, (gid_t)uid, 0700, 1)) != 0 ||
+		    (r = local_own_dir(tmpdir, uid, (gid_t)uid, 0700,
+		    0)) != 0) {
 			snprintf(err, errlen, "cannot hand the computer's "
 			    "directories to its user");
 			goto out;
@@ -769,8 +772,8 @@ local_start(struct provider *p, struct store_computer *c, char *err,
 			r = ERR_CONFIG;
 			goto out;
 		}
-		if (chown(home, pw->pw_uid, pw->pw_gid) != 0) {
-			r = err_from_errno(errno);
+		if ((r = local_own_dir(home, pw->pw_uid, pw->pw_gid, 0700,
+		    1)) != 0) {
 			snprintf(err, errlen, "cannot hand the home to %s",
 			    p->cfg.guest_user);
 			goto out;

@@ -5,6 +5,8 @@
 # ("isolation":"shared-user") and refuses a second computer (409
 # SHARED_USER, at create and at start) unless --allow-shared-user.
 . "$top_srcdir/tests/lib.sh"
+RAKAZO_ALLOW_SHARED_USER=0
+export RAKAZO_ALLOW_SHARED_USER
 . "$top_srcdir/tests/lib-controller.sh"
 
 args=()

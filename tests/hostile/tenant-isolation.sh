@@ -107,4 +107,24 @@ ctl_start
 t_eq "$(sh_a 'id -u')" "$ua" "a's uid after a restart"
 t_eq "$(sh_a 'cat own.txt')" "mine" "a's file after a restart"
 t_eq "$(sh_b 'id -u')" "$ub" "b's uid after a restart"
+
+# A home the shared user wrote (an older release, or the range off)
+# becomes the computer's own, whole, at its first start with a uid.
+ctl_stop
+ctl_start --local-uid-range off --allow-shared-user
+ctl computer create c >/dev/null || t_fail "create c"
+C="$CTL_DATA/computers/c"
+ctl shell --computer c --bot cy -- 'mkdir -p d/e && echo old >d/e/f' \
+    >/dev/null || t_fail "c's shared-user write"
+t_eq "$(stat -c %U "$C/home/bots/cy/d/e/f")" nobody "c's file before"
+ctl computer stop c >/dev/null || t_fail "stop c"
+ctl_stop
+ctl_start
+uc=$(ctl shell --computer c --bot cy -- 'id -u')
+[ "$uc" != "$ua" ] && [ "$uc" != "$ub" ] && [ "$uc" -ne 65534 ] ||
+	t_fail "c's uid $uc"
+t_eq "$(ctl shell --computer c --bot cy -- 'echo new >>d/e/f && cat d/e/f')" \
+    "old
+new" "c's old file is its own"
+t_eq "$(find "$C/home" ! -user "$uc" | wc -l)" 0 "files of c not its own"
 t_note "tenant-isolation ok"
