@@ -10,6 +10,11 @@
 command -v setpriv >/dev/null 2>&1 || { echo "# no setpriv"; exit 77; }
 . "$top_srcdir/tests/lib-browser.sh"
 
+# A browser's first start may take long on a loaded machine.
+rk() {
+	"$RAKAZOCTL" guest --timeout 60000 --url "$URL" --secret-file "$SECRET" "$@"
+}
+
 PW="s3cret-pw-$$"
 t_start_guestd
 tb_fixture proxy proxy "user1:$PW"
@@ -21,7 +26,6 @@ t_contains "$(tb_call page.snapshot '{"bot":"px"}' | jq -r .text)" \
 args=$(for p in $(tb_browser_pids px); do tr '\0' ' ' <"/proc/$p/cmdline"; echo; done)
 rport=$(printf '%s' "$args" | sed -n 's/.*--proxy-server=http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' | head -1)
 [ -n "$rport" ] || t_fail "no relay port"
-seen=$(grep -c "auth=ok" "$T/proxy.log")
 
 # as UID GID CMD...: a client as another user, no groups.
 as() {
@@ -39,18 +43,19 @@ try() {	# what, then the client command
 	_what=$1
 	shift
 	code=$("$@" curl -sS -o /dev/null -w '%{http_code}' --max-time 10 \
-	    -x "http://127.0.0.1:$rport" http://proxied.example/ 2>/dev/null)
+	    -x "http://127.0.0.1:$rport" http://proxied.example/foreign \
+	    2>/dev/null)
 	t_eq "$code" 403 "$_what: plain request"
 	code=$("$@" curl -sS -o /dev/null -w '%{http_connect}' --max-time 10 \
-	    -p -x "http://127.0.0.1:$rport" https://secure.example/ \
+	    -p -x "http://127.0.0.1:$rport" https://foreign.example/ \
 	    2>/dev/null)
 	t_eq "$code" 403 "$_what: CONNECT"
 }
 try "another uid ($other)" as "$other" "$other"
 try "root" env
 try "guestd's own uid, not the browser" as "$gu" "$gg"
-t_eq "$(grep -c "auth=ok" "$T/proxy.log")" "$seen" \
-    "refused clients reached the upstream proxy"
+grep -q foreign "$T/proxy.log" &&
+	t_fail "a refused client reached the upstream proxy"
 n=$(grep -c "event=relay.refused" "$GUESTD_LOG")
 [ "$n" -ge 6 ] || t_fail "$n refusals logged"
 

@@ -41,6 +41,10 @@ EOF
 chmod 755 "$T/inside.sh" "$T/chromium-wrap"
 GUESTD_BROWSER="$T/chromium-wrap"
 export GUESTD_BROWSER
+# A browser's first start may take long on a loaded machine.
+rk() {
+	"$RAKAZOCTL" guest --timeout 60000 --url "$URL" --secret-file "$SECRET" "$@"
+}
 t_start_guestd
 
 out=$(tb_call browser.open "{\"bot\":\"px\",\"proxy\":{\"url\":\"http://127.0.0.1:$proxy_PORT\",\"username\":\"user1\",\"password\":\"$PW\"}}")
