@@ -613,7 +613,11 @@ local_exec_guestd(struct provider *p, const char *dir, const char *home,
 			    uid);
 			_exit(126);
 		}
-		if (setenv("TMPDIR", tmp, 1) != 0 ||
+		/* Settings of ours only: a --secret-file or --user from
+		 * serve's environment would override them. */
+		if (unsetenv("GUESTD_SECRET_FILE") != 0 ||
+		    unsetenv("GUESTD_USER") != 0 ||
+		    setenv("TMPDIR", tmp, 1) != 0 ||
 		    setenv("GUESTD_SECRET", secret, 1) != 0)
 			_exit(126);
 		execlp(p->cfg.guestd, p->cfg.guestd, "--listen", "127.0.0.1:0",
