@@ -94,6 +94,9 @@ static const struct err_entry err_table[] = {
 	    "takeover." },
 	[-ERR_LEASE_EXPIRED] = { "LEASE_EXPIRED",
 	    "The lease expired or was released." },
+	[-ERR_SHARED_USER] = { "SHARED_USER",
+	    "Local computers would share one user; this controller accepts "
+	    "only one (run it as root, or give --allow-shared-user)." },
 	[-ERR_COMPUTERS_DISABLED] = { "COMPUTERS_DISABLED",
 	    "Computers are disabled on this controller (SANDBOX_PROVIDER=none)." },
 	[-ERR_UNKNOWN_TOOL] = { "UNKNOWN_TOOL", "The tool is not known." },

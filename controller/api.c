@@ -63,6 +63,7 @@ api_status(int code)
 	case ERR_STOP_THE_BOT_FIRST: case ERR_STALE_FENCE:
 	case ERR_LEASE_EXPIRED: case ERR_MULTI_SCREEN_UNAVAILABLE:
 	case ERR_UNCHANGED_REPEAT: case ERR_NO_DISPLAY: case ERR_NOT_EMPTY:
+	case ERR_SHARED_USER:
 		return 409;
 	case ERR_TOO_LARGE: case ERR_TAR_TOO_LARGE:
 		return 413;
@@ -348,6 +349,11 @@ api_computer_create(struct api_ctx *x)
 	snprintf(c.state, sizeof c.state, "stopped");
 	snprintf(c.ref, sizeof c.ref, "{}");
 	c.created_ms = c.updated_ms = c.last_used_ms = store_now_ms();
+	if ((r = provider_admit(x->a->prov, x->s, c.id, x->err,
+	    sizeof x->err)) != 0) {
+		api_error(x, r, x->err);
+		return;
+	}
 	if ((r = store_computer_create(x->s, &c)) != 0) {
 		api_error(x, r, r == ERR_EXISTS ? "A computer with this id "
 		    "exists." : NULL);
@@ -1074,15 +1080,20 @@ fail:
 static void
 api_health(struct api_ctx *x)
 {
-	int64_t	 v = 0;
-	int	 r;
+	const char	*iso = provider_isolation(x->a->prov);
+	json_t		*j;
+	int64_t		 v = 0;
+	int		 r;
 
 	r = store_schema_version(x->s, &v);
-	api_reply(x, r == 0 ? 200 : 503, json_pack("{s:s, s:s, s:{s:s, s:s, "
-	    "s:I}}", "sandbox", provider_name(x->a->prov), "state",
-	    r == 0 ? "ok" : "degraded", "store", "backend",
-	    store_backend(x->s), "state", r == 0 ? "ok" : "failed", "schema",
-	    (json_int_t)v));
+	j = json_pack("{s:s, s:s, s:{s:s, s:s, s:I}}", "sandbox",
+	    provider_name(x->a->prov), "state", r == 0 ? "ok" : "degraded",
+	    "store", "backend", store_backend(x->s), "state",
+	    r == 0 ? "ok" : "failed", "schema", (json_int_t)v);
+	/* How computers are kept apart: "uid", or "shared-user". */
+	if (j != NULL && iso != NULL)
+		json_object_set_new(j, "isolation", json_string(iso));
+	api_reply(x, r == 0 ? 200 : 503, j);
 }
 
 static int

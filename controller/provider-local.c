@@ -2,9 +2,23 @@
  * SANDBOX_PROVIDER=local (P-2): each computer is a guestd child process on
  * this host, its workspace under DATA_DIR/computers/<id>/home, a fresh
  * control secret (mode 0600) per start, and a loopback port guestd picks
- * itself (--listen 127.0.0.1:0) and reports through --ready-file.  As root
- * guestd must become an unprivileged user (X-4): --user RAKAZO_GUEST_USER
- * (default nobody), and the home is chowned to it.
+ * itself (--listen 127.0.0.1:0) and reports through --ready-file.
+ *
+ * Users.  As root, every computer runs as a uid and gid of its own, taken
+ * from LOCAL_UID_RANGE on its first start and recorded in the store
+ * (local_uids), so one computer's commands can neither read nor change
+ * another's files nor signal its processes.  The uid needs no passwd entry
+ * (guestd names it "rakazo", its terminal gets one through nss_wrapper):
+ * we drop to it in the child before exec, so guestd never runs as root
+ * here and the control secret, which its user must not read, reaches it
+ * in GUESTD_SECRET (guestd wipes it at once, before any command of that
+ * user can exist: every process of the uid is killed before guestd
+ * starts and after it stops).  The home, a private TMPDIR (guestd's
+ * runtime dirs, X cookies and sockets) and the ready FIFO belong to the
+ * uid, mode 0700.  With the range "off" (or when serve is not root) every
+ * computer runs as one user (RAKAZO_GUEST_USER, default nobody, as root;
+ * serve's own user otherwise): /internal/health says "shared-user" and a
+ * second computer is refused (SHARED_USER) unless --allow-shared-user.
  *
  * guestd is started in its own session so it outlives a controller restart;
  * the computer row's ref keeps {pid, port, secret_file, home} and a new
@@ -22,7 +36,9 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
@@ -43,6 +59,13 @@
 #define LOCAL_READY_MS		30000
 #define LOCAL_STOP_MS		5000
 #define LOCAL_CALL_IDLE_MS	600000
+#define LOCAL_SWEEP_TRIES	200
+
+/* The provider's own state (p->impl). */
+struct local_cfg {
+	int	 isolated;		/* a uid per computer */
+	uid_t	 lo, hi;		/* the range, inclusive */
+};
 
 /*
  * One connection to one guestd.  Tasks hold references while they use
@@ -65,6 +88,7 @@ static struct lconn	*local_conns;
 struct local_ref {
 	long	 pid;
 	int	 port;
+	long	 uid;			/* -1: the shared user */
 	char	 secret_file[PATH_MAX];
 	char	 home[PATH_MAX];
 };
@@ -73,18 +97,20 @@ static int
 local_ref_parse(const struct store_computer *c, struct local_ref *ref)
 {
 	json_t		*j;
-	json_int_t	 pid = 0, port = 0;
+	json_int_t	 pid = 0, port = 0, uid = -1;
 	const char	*sf = "", *home = "";
 	int		 r = ERR_NOT_FOUND;
 
 	memset(ref, 0, sizeof *ref);
+	ref->uid = -1;
 	if ((j = json_loads(c->ref, 0, NULL)) == NULL)
 		return ERR_NOT_FOUND;
-	if (json_unpack(j, "{s:I, s:I, s:s, s?s}", "pid", &pid, "port", &port,
-	    "secret_file", &sf, "home", &home) == 0 && pid > 1 && port > 0 &&
-	    port < 65536) {
+	if (json_unpack(j, "{s:I, s:I, s:s, s?s, s?I}", "pid", &pid, "port",
+	    &port, "secret_file", &sf, "home", &home, "uid", &uid) == 0 &&
+	    pid > 1 && port > 0 && port < 65536) {
 		ref->pid = (long)pid;
 		ref->port = (int)port;
+		ref->uid = uid > 0 && uid < INT32_MAX ? (long)uid : -1;
 		snprintf(ref->secret_file, sizeof ref->secret_file, "%s", sf);
 		snprintf(ref->home, sizeof ref->home, "%s", home);
 		r = 0;
@@ -208,10 +234,359 @@ local_write_secret(const char *path, char *secret, size_t len)
 	return r;
 }
 
-/* The child: own session, logs to a file, exec guestd. */
+/* ---- users ------------------------------------------------------------ */
+
+static int	local_rmtree(const char *);
+
+static int
+local_init(struct provider *p, char *err, size_t errlen)
+{
+	struct local_cfg	*lc;
+	const char		*s = p->cfg.uid_range;
+	unsigned long		 lo, hi;
+	int			 n = 0;
+
+	lc = xcalloc(1, sizeof *lc);
+	p->impl = lc;
+	if (geteuid() != 0 || s == NULL || *s == '\0' ||
+	    strcmp(s, "off") == 0)
+		return 0;
+	/* Below 1000 are the system's; 65534 and up are nobody's and -1. */
+	if (sscanf(s, "%lu-%lu%n", &lo, &hi, &n) != 2 || s[n] != '\0' ||
+	    lo < 1000 || hi < lo || hi >= 0x7fffffffUL ||
+	    (lo <= 65535 && hi >= 65534)) {
+		snprintf(err, errlen, "--local-uid-range wants LO-HI with "
+		    "1000 <= LO <= HI < 2147483647 and without 65534-65535, "
+		    "or off");
+		return ERR_CONFIG;
+	}
+	lc->isolated = 1;
+	lc->lo = (uid_t)lo;
+	lc->hi = (uid_t)hi;
+	return 0;
+}
+
+static void
+local_free(struct provider *p)
+{
+	free(p->impl);
+	p->impl = NULL;
+}
+
+static int
+local_isolated(struct provider *p)
+{
+	const struct local_cfg	*lc = p->impl;
+
+	return lc != NULL && lc->isolated;
+}
+
+static const char *
+local_isolation(struct provider *p)
+{
+	return local_isolated(p) ? "uid" : "shared-user";
+}
+
+/*
+ * One shared user: a second computer could read and change the first's
+ * workspace, so it exists only when the operator said so.  Computers
+ * that are gone (deleted rows) do not count; of those that exist, the
+ * oldest is the one that may run.
+ */
+static int
+local_admit(struct provider *p, struct store *s, const char *id, char *err,
+    size_t errlen)
+{
+	struct store_computer	*cs = NULL, *me = NULL;
+	size_t			 n = 0, i, others = 0;
+	int			 r;
+
+	if (local_isolated(p) || p->cfg.allow_shared_user)
+		return 0;
+	if ((r = store_computer_list(s, &cs, &n)) != 0)
+		return r;
+	for (i = 0; i < n; i++)
+		if (strcmp(cs[i].id, id) == 0)
+			me = &cs[i];
+	for (i = 0; i < n; i++) {
+		if (&cs[i] == me || strcmp(cs[i].provider, "local") != 0 ||
+		    strcmp(cs[i].state, "deleted") == 0)
+			continue;
+		if (me != NULL && (cs[i].created_ms > me->created_ms ||
+		    (cs[i].created_ms == me->created_ms &&
+		    strcmp(cs[i].id, me->id) > 0)))
+			continue;	/* younger than this one */
+		others++;
+	}
+	free(cs);
+	if (others == 0)
+		return 0;
+	snprintf(err, errlen, "every local computer of this controller runs "
+	    "as one user (%s), so a second one could read and change the "
+	    "first's files: run serve as root with a --local-uid-range, or "
+	    "accept this with --allow-shared-user",
+	    geteuid() == 0 ? "--local-uid-range off" : "serve is not root");
+	return ERR_SHARED_USER;
+}
+
+/* Is uid within one of the ranges of /etc/subuid-style file path? */
+static int
+local_in_subids(const char *path, unsigned long uid)
+{
+	char		 line[512], *a, *b;
+	unsigned long	 start, count;
+	FILE		*f;
+	int		 hit = 0;
+
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	while (!hit && fgets(line, sizeof line, f) != NULL) {
+		/* name:start:count */
+		if ((a = strchr(line, ':')) == NULL ||
+		    (b = strchr(a + 1, ':')) == NULL)
+			continue;
+		start = strtoul(a + 1, NULL, 10);
+		count = strtoul(b + 1, NULL, 10);
+		if (uid >= start && uid - start < count)
+			hit = 1;
+	}
+	fclose(f);
+	return hit;
+}
+
+static int
+local_cmp_uid(const void *a, const void *b)
+{
+	uid_t	x = *(const uid_t *)a, y = *(const uid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The uids that own a process now, sorted (*n of them; malloc'd). */
+static uid_t *
+local_proc_uids(size_t *n)
+{
+	DIR		*d;
+	struct dirent	*e;
+	struct stat	 st;
+	uid_t		*v = NULL;
+	size_t		 cap = 0;
+
+	*n = 0;
+	if ((d = opendir("/proc")) == NULL)
+		return NULL;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' ||
+		    fstatat(dirfd(d), e->d_name, &st, 0) != 0)
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 256;
+			v = xrealloc(v, cap * sizeof *v);
+		}
+		v[(*n)++] = st.st_uid;
+	}
+	closedir(d);
+	if (*n > 0)
+		qsort(v, *n, sizeof *v, local_cmp_uid);
+	return v;
+}
+
+/*
+ * Is candidate u free for a new computer: no passwd or group entry, not
+ * handed to a user's containers (/etc/subuid, /etc/subgid), no process
+ * running as it, and never given to a computer before?
+ */
+static int
+local_uid_free(uid_t u, const int64_t *used, size_t nused,
+    const uid_t *procs, size_t nprocs)
+{
+	size_t	i;
+
+	for (i = 0; i < nused; i++)
+		if (used[i] == (int64_t)u)
+			return 0;
+	if (bsearch(&u, procs, nprocs, sizeof *procs, local_cmp_uid) != NULL)
+		return 0;
+	if (getpwuid(u) != NULL || getgrgid((gid_t)u) != NULL)
+		return 0;
+	if (local_in_subids("/etc/subuid", u) ||
+	    local_in_subids("/etc/subgid", u))
+		return 0;
+	return 1;
+}
+
+/*
+ * Computer id's uid: the recorded one, else the lowest free uid of the
+ * range, recorded now (in one transaction: two controllers on one data
+ * directory never hand out the same uid).
+ */
+static int
+local_uid_for(struct provider *p, const char *id, uid_t *out, char *err,
+    size_t errlen)
+{
+	const struct local_cfg	*lc = p->impl;
+	struct store		*s = NULL;
+	int64_t			 uid = -1, *used = NULL;
+	uid_t			*procs = NULL, u;
+	size_t			 nused = 0, nprocs = 0;
+	int			 r, tx = 0;
+
+	if ((r = store_open(&s, p->cfg.data_dir, err, errlen)) != 0)
+		goto out;
+	if ((r = store_uid_get(s, id, &uid)) == 0)
+		goto out;
+	if (r != ERR_NOT_FOUND)
+		goto fail;
+	if ((r = store_begin(s)) != 0)
+		goto fail;
+	tx = 1;
+	if ((r = store_uid_get(s, id, &uid)) == 0)
+		goto out;
+	if (r != ERR_NOT_FOUND || (r = store_uid_list(s, &used, &nused)) != 0)
+		goto fail;
+	procs = local_proc_uids(&nprocs);
+	r = ERR_PROVIDER;
+	for (u = lc->lo; ; u++) {
+		if (local_uid_free(u, used, nused, procs, nprocs)) {
+			uid = u;
+			r = 0;
+			break;
+		}
+		if (u == lc->hi)
+			break;
+	}
+	if (r != 0) {
+		snprintf(err, errlen, "no free uid left in --local-uid-range "
+		    "%s", p->cfg.uid_range);
+		goto out;
+	}
+	if ((r = store_uid_add(s, id, uid, store_now_ms())) != 0 ||
+	    (r = store_commit(s)) != 0)
+		goto fail;
+	tx = 0;
+	log_info("local.uid_assigned", "computer=%s uid=%lld", id,
+	    (long long)uid);
+	goto out;
+fail:
+	snprintf(err, errlen, "cannot record the computer's user in the "
+	    "state store");
+out:
+	if (s != NULL && tx && store_in_tx(s))
+		store_rollback(s);
+	store_free(s);
+	free(used);
+	free(procs);
+	if (r == 0)
+		*out = (uid_t)uid;
+	return r;
+}
+
+/* The computer is gone: its uid stays taken, by nobody. */
+static void
+local_uid_retire(struct provider *p, const char *id)
+{
+	struct store	*s = NULL;
+	char		 err[256];
+
+	if (store_open(&s, p->cfg.data_dir, err, sizeof err) != 0 ||
+	    store_uid_retire(s, id, store_now_ms()) != 0)
+		log_warn("local.uid_retire", "computer=%s", id);
+	store_free(s);
+}
+
+/* Run a child (as root) to its end, without blocking the loop. */
+static int
+local_run(char *const argv[])
+{
+	pid_t	 pid;
+	int	 st;
+
+	if ((pid = fork()) == -1)
+		return ERR_IO;
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	(void)task_wait_pid(pid, -1);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		return ERR_IO;
+	return 0;
+}
+
+/*
+ * Kill every process of uid: what the computer's commands left running
+ * (daemons, setsid, nohup) must not outlive its stop, nor meet the next
+ * guestd.  A child becomes uid and sends kill(-1), which reaches exactly
+ * the processes that uid may signal, until none is left.
+ */
+static void
+local_uid_sweep(uid_t uid)
+{
+	pid_t	 pid;
+	int	 i;
+
+	if ((pid = fork()) == -1)
+		return;
+	if (pid == 0) {
+		if (setgroups(0, NULL) != 0 ||
+		    setresgid(uid, uid, uid) != 0 ||
+		    setresuid(uid, uid, uid) != 0 || getuid() != uid)
+			_exit(1);
+		for (i = 0; i < LOCAL_SWEEP_TRIES; i++) {
+			if (kill(-1, SIGKILL) == -1 && errno == ESRCH)
+				_exit(0);
+			(void)usleep(10000);
+		}
+		_exit(2);
+	}
+	(void)task_wait_pid(pid, -1);
+	(void)waitpid(pid, NULL, 0);
+}
+
+/*
+ * Make path (a directory) the computer's user's: owned by uid:gid, with
+ * mode.  A home written under another user before (the shared user of
+ * an older release, or the range switched on or off) changes owner
+ * whole, without following its symlinks.
+ */
+static int
+local_own_dir(const char *path, uid_t uid, gid_t gid, mode_t mode,
+    int recursive)
+{
+	char		 ids[64];
+	char *const	 argv[] = { "chown", "-R", "-P", "-h", "--", ids,
+			    (char *)path, NULL };
+	struct stat	 st;
+
+	if (mkdir(path, mode) == -1 && errno != EEXIST)
+		return err_from_errno(errno);
+	if (lstat(path, &st) != 0)
+		return err_from_errno(errno);
+	if (!S_ISDIR(st.st_mode))
+		return ERR_NOT_DIR;
+	if (st.st_uid != uid || st.st_gid != gid) {
+		snprintf(ids, sizeof ids, "%lu:%lu", (unsigned long)uid,
+		    (unsigned long)gid);
+		if (recursive && local_run(argv) != 0)
+			return ERR_IO;
+		if (lchown(path, uid, gid) != 0)
+			return err_from_errno(errno);
+	}
+	if (chmod(path, mode) != 0)
+		return err_from_errno(errno);
+	return 0;
+}
+
+/*
+ * The child: own session, logs to a file, exec guestd.  uid >= 0: become
+ * it here (guestd then starts unprivileged) with the secret in the
+ * environment and tmp as TMPDIR.
+ */
 static void
 local_exec_guestd(struct provider *p, const char *dir, const char *home,
-    const char *secret, const char *ready)
+    const char *secretp, const char *ready, long uid, const char *tmp,
+    const char *secret)
 {
 	char	 logp[PATH_MAX];
 	int	 fd;
@@ -229,14 +604,33 @@ local_exec_guestd(struct provider *p, const char *dir, const char *home,
 	if (fd >= 0)
 		dup2(fd, 0);
 	signal(SIGPIPE, SIG_DFL);
-	if (geteuid() == 0)
+	if (uid >= 0) {
+		if (setgroups(0, NULL) != 0 ||
+		    setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) != 0 ||
+		    setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) != 0 ||
+		    setuid(0) == 0 || geteuid() != (uid_t)uid) {
+			fprintf(stderr, "rakazoctl: cannot become uid %ld\n",
+			    uid);
+			_exit(126);
+		}
+		/* Settings of ours only: a --secret-file or --user from
+		 * serve's environment would override them. */
+		if (unsetenv("GUESTD_SECRET_FILE") != 0 ||
+		    unsetenv("GUESTD_USER") != 0 ||
+		    setenv("TMPDIR", tmp, 1) != 0 ||
+		    setenv("GUESTD_SECRET", secret, 1) != 0)
+			_exit(126);
 		execlp(p->cfg.guestd, p->cfg.guestd, "--listen", "127.0.0.1:0",
-		    "--secret-file", secret, "--workspace", home,
+		    "--workspace", home, "--ready-file", ready,
+		    "--gateway", "127.0.0.1:0", (char *)NULL);
+	} else if (geteuid() == 0)
+		execlp(p->cfg.guestd, p->cfg.guestd, "--listen", "127.0.0.1:0",
+		    "--secret-file", secretp, "--workspace", home,
 		    "--ready-file", ready, "--gateway", "127.0.0.1:0",
 		    "--user", p->cfg.guest_user, (char *)NULL);
 	else
 		execlp(p->cfg.guestd, p->cfg.guestd, "--listen", "127.0.0.1:0",
-		    "--secret-file", secret, "--workspace", home,
+		    "--secret-file", secretp, "--workspace", home,
 		    "--ready-file", ready, "--gateway", "127.0.0.1:0",
 		    (char *)NULL);
 	_exit(127);
@@ -285,23 +679,45 @@ fail:
 	return ERR_PROVIDER;
 }
 
+/* Shared user: the second computer is refused at its start as well. */
+static int
+local_admit_start(struct provider *p, const char *id, char *err,
+    size_t errlen)
+{
+	struct store	*s = NULL;
+	int		 r;
+
+	if (local_isolated(p) || p->cfg.allow_shared_user)
+		return 0;
+	if ((r = store_open(&s, p->cfg.data_dir, err, errlen)) != 0)
+		return r;
+	r = local_admit(p, s, id, err, errlen);
+	store_free(s);
+	return r;
+}
+
 static int
 local_start(struct provider *p, struct store_computer *c, char *err,
     size_t errlen)
 {
 	char		 dir[PATH_MAX], home[PATH_MAX], secretp[PATH_MAX];
 	char		 ready[PATH_MAX], secret[TOKEN_STRLEN + 1];
-	char		 tmp[PATH_MAX];
+	char		 tmp[PATH_MAX], tmpdir[PATH_MAX];
 	struct passwd	*pw = NULL;
 	json_t		*ref = NULL;
 	char		*s = NULL;
 	pid_t		 pid;
+	uid_t		 uid = 0;
+	long		 luid = -1;
 	int		 fd = -1, port = 0, r = ERR_INTERNAL;
 
 	ready[0] = '\0';
+	secret[0] = '\0';
 	if (local_alive(p, c) == 1)
 		return 0;	/* reconnect: it still runs */
 	local_conn_drop(c->id);
+	if ((r = local_admit_start(p, c->id, err, errlen)) != 0)
+		goto out;
 	if ((size_t)snprintf(dir, sizeof dir, "%s/computers/%s",
 	    p->cfg.data_dir, c->id) >= sizeof dir - 16) {
 		snprintf(err, errlen, "the data directory path is too long");
@@ -312,23 +728,18 @@ local_start(struct provider *p, struct store_computer *c, char *err,
 	    (size_t)snprintf(secretp, sizeof secretp, "%s/secret", dir) >=
 	    sizeof secretp ||
 	    (size_t)snprintf(ready, sizeof ready, "%s/ready", dir) >=
-	    sizeof ready) {
+	    sizeof ready ||
+	    (size_t)snprintf(tmpdir, sizeof tmpdir, "%s/tmp", dir) >=
+	    sizeof tmpdir) {
 		r = ERR_NAME_TOO_LONG;
 		goto out;
 	}
 	if ((r = local_mkdirs(dir, 0700)) != 0 ||
-	    (r = local_mkdirs(home, 0755)) != 0) {
+	    (r = local_mkdirs(home, 0700)) != 0) {
 		snprintf(err, errlen, "cannot create the computer's directory");
 		goto out;
 	}
 	if (geteuid() == 0) {
-		if ((pw = getpwnam(p->cfg.guest_user)) == NULL ||
-		    pw->pw_uid == 0) {
-			snprintf(err, errlen, "RAKAZO_GUEST_USER '%s' is not an "
-			    "unprivileged user", p->cfg.guest_user);
-			r = ERR_CONFIG;
-			goto out;
-		}
 		/*
 		 * The guest user must reach its home: every directory above
 		 * it is made traversable (not readable); state.db and the
@@ -336,9 +747,37 @@ local_start(struct provider *p, struct store_computer *c, char *err,
 		 */
 		snprintf(tmp, sizeof tmp, "%s/computers", p->cfg.data_dir);
 		if (chmod(p->cfg.data_dir, 0711) != 0 ||
-		    chmod(tmp, 0711) != 0 || chmod(dir, 0711) != 0 ||
-		    chown(home, pw->pw_uid, pw->pw_gid) != 0) {
+		    chmod(tmp, 0711) != 0 || chmod(dir, 0711) != 0) {
 			r = err_from_errno(errno);
+			snprintf(err, errlen, "cannot open the data directory "
+			    "to the computer's user");
+			goto out;
+		}
+	}
+	if (local_isolated(p)) {
+		if ((r = local_uid_for(p, c->id, &uid, err, errlen)) != 0)
+			goto out;
+		luid = (long)uid;
+		/* Nothing of this uid may meet the new guestd. */
+		local_uid_sweep(uid);
+		(void)local_rmtree(tmpdir);
+		if ((r = local_own_dir(home, uid, (gid_t)uid, 0700, 1)) != 0 ||
+		    (r = local_own_dir(tmpdir, uid, (gid_t)uid, 0700,
+		    0)) != 0) {
+			snprintf(err, errlen, "cannot hand the computer's "
+			    "directories to its user");
+			goto out;
+		}
+	} else if (geteuid() == 0) {
+		if ((pw = getpwnam(p->cfg.guest_user)) == NULL ||
+		    pw->pw_uid == 0) {
+			snprintf(err, errlen, "RAKAZO_GUEST_USER '%s' is not an "
+			    "unprivileged user", p->cfg.guest_user);
+			r = ERR_CONFIG;
+			goto out;
+		}
+		if ((r = local_own_dir(home, pw->pw_uid, pw->pw_gid, 0700,
+		    1)) != 0) {
 			snprintf(err, errlen, "cannot hand the home to %s",
 			    p->cfg.guest_user);
 			goto out;
@@ -348,9 +787,9 @@ local_start(struct provider *p, struct store_computer *c, char *err,
 		snprintf(err, errlen, "cannot write the control secret");
 		goto out;
 	}
-	token_wipe(secret, sizeof secret);
 	(void)unlink(ready);
 	if (mkfifo(ready, 0600) != 0 ||
+	    (luid >= 0 && chown(ready, uid, (gid_t)uid) != 0) ||
 	    (fd = open(ready, O_RDWR | O_CLOEXEC | O_NONBLOCK)) == -1) {
 		r = err_from_errno(errno);
 		snprintf(err, errlen, "cannot create the ready FIFO");
@@ -362,21 +801,26 @@ local_start(struct provider *p, struct store_computer *c, char *err,
 		goto out;
 	}
 	if (pid == 0)
-		local_exec_guestd(p, dir, home, secretp, ready);
+		local_exec_guestd(p, dir, home, secretp, ready, luid, tmpdir,
+		    secret);
+	token_wipe(secret, sizeof secret);
 	if ((r = local_wait_port(fd, pid, &port, err, errlen)) != 0)
 		goto out;
 	ref = json_pack("{s:I, s:i, s:s, s:s}", "pid", (json_int_t)pid,
 	    "port", port, "secret_file", secretp, "home", home);
+	if (ref != NULL && luid >= 0)
+		json_object_set_new(ref, "uid", json_integer(luid));
 	if (ref == NULL || (s = json_dumps(ref, JSON_COMPACT)) == NULL ||
 	    strlen(s) >= sizeof c->ref) {
 		r = ERR_INTERNAL;
 		goto out;
 	}
 	snprintf(c->ref, sizeof c->ref, "%s", s);
-	log_info("local.started", "computer=%s pid=%ld port=%d", c->id,
-	    (long)pid, port);
+	log_info("local.started", "computer=%s pid=%ld port=%d uid=%ld",
+	    c->id, (long)pid, port, luid);
 	r = 0;
 out:
+	token_wipe(secret, sizeof secret);
 	if (fd >= 0)
 		close(fd);
 	if (ready[0] != '\0')
@@ -392,15 +836,20 @@ local_stop(struct provider *p, struct store_computer *c)
 	struct local_ref	 ref;
 
 	local_conn_drop(c->id);
-	if (local_ref_parse(c, &ref) != 0 || !local_pid_alive(ref.pid))
+	if (local_ref_parse(c, &ref) != 0)
 		return 0;
-	kill((pid_t)ref.pid, SIGTERM);
-	/* A pidfd also watches a guestd that is not our child. */
-	if (task_wait_pid(ref.pid, LOCAL_STOP_MS) == ERR_TIMEOUT) {
-		kill((pid_t)ref.pid, SIGKILL);
-		(void)task_wait_pid(ref.pid, -1);
+	if (local_pid_alive(ref.pid)) {
+		kill((pid_t)ref.pid, SIGTERM);
+		/* A pidfd also watches a guestd that is not our child. */
+		if (task_wait_pid(ref.pid, LOCAL_STOP_MS) == ERR_TIMEOUT) {
+			kill((pid_t)ref.pid, SIGKILL);
+			(void)task_wait_pid(ref.pid, -1);
+		}
+		(void)waitpid((pid_t)ref.pid, NULL, WNOHANG);
 	}
-	(void)waitpid((pid_t)ref.pid, NULL, WNOHANG);
+	/* What its commands left running stops with the computer. */
+	if (ref.uid > 0)
+		local_uid_sweep((uid_t)ref.uid);
 	return 0;
 }
 
@@ -428,10 +877,14 @@ static int
 local_destroy(struct provider *p, struct store_computer *c)
 {
 	char	 dir[PATH_MAX];
+	int	 r;
 
 	local_stop(p, c);
 	snprintf(dir, sizeof dir, "%s/computers/%s", p->cfg.data_dir, c->id);
-	return local_rmtree(dir);
+	r = local_rmtree(dir);
+	if (local_isolated(p))
+		local_uid_retire(p, c->id);
+	return r;
 }
 
 /* ---- calls ---------------------------------------------------------- */
@@ -785,6 +1238,10 @@ local_gateway(struct provider *p, const struct store_computer *c,
 const struct provider_ops provider_local_ops = {
 	.gateway = local_gateway,
 	.name = "local",
+	.init = local_init,
+	.free = local_free,
+	.isolation = local_isolation,
+	.admit = local_admit,
 	.start = local_start,
 	.alive = local_alive,
 	.stop = local_stop,

@@ -27,6 +27,7 @@ provider_new(struct provider **out, const char *name,
 {
 	struct provider	*p;
 	size_t		 i;
+	int		 r;
 
 	*out = NULL;
 	for (i = 0; i < sizeof provider_all / sizeof provider_all[0]; i++) {
@@ -35,6 +36,11 @@ provider_new(struct provider **out, const char *name,
 		p = xcalloc(1, sizeof *p);
 		p->ops = provider_all[i];
 		p->cfg = *cfg;
+		if (p->ops->init != NULL &&
+		    (r = p->ops->init(p, err, errlen)) != 0) {
+			provider_free(p);
+			return r;
+		}
 		*out = p;
 		return 0;
 	}
@@ -57,6 +63,21 @@ const char *
 provider_name(const struct provider *p)
 {
 	return p->ops->name;
+}
+
+const char *
+provider_isolation(struct provider *p)
+{
+	return p->ops->isolation != NULL ? p->ops->isolation(p) : NULL;
+}
+
+int
+provider_admit(struct provider *p, struct store *s, const char *id,
+    char *err, size_t errlen)
+{
+	if (p->ops->admit == NULL)
+		return 0;
+	return p->ops->admit(p, s, id, err, errlen);
 }
 
 int

@@ -30,6 +30,13 @@ struct provider_config {
 	const char	*data_dir;	/* DATA_DIR */
 	const char	*guestd;	/* guestd binary (local) */
 	const char	*guest_user;	/* --user for guestd when root */
+	/*
+	 * Local, as root: "LO-HI", the uids computers get one each of
+	 * (LOCAL_UID_RANGE); "" or "off" runs them all as guest_user.
+	 */
+	const char	*uid_range;
+	/* Local, one shared user: accept more than one computer anyway. */
+	int		 allow_shared_user;
 	/* The serve loop guestd clients attach to (guest-client.h). */
 	struct lws_context *ctx;
 	struct lws_vhost *vhost;
@@ -65,6 +72,19 @@ struct provider_sink {
 
 struct provider_ops {
 	const char	*name;
+	/* Optional: check the configuration at start-up.  0 or ERR_*. */
+	int	(*init)(struct provider *, char *err, size_t errlen);
+	/*
+	 * Optional: how computers are kept apart ("uid": a user each;
+	 * "shared-user": one user for all), for /internal/health.
+	 */
+	const char *(*isolation)(struct provider *);
+	/*
+	 * Optional: may computer id (about to be created) exist beside the
+	 * computers in s?  0, or ERR_* with a sentence in err.
+	 */
+	int	(*admit)(struct provider *, struct store *s, const char *id,
+		    char *err, size_t errlen);
 	/* Start c (stopped) or reconnect; fills c->ref.  0 or ERR_*. */
 	int	(*start)(struct provider *, struct store_computer *c,
 		    char *err, size_t errlen);
@@ -118,6 +138,11 @@ int	provider_new(struct provider **out, const char *name,
 	    const struct provider_config *cfg, char *err, size_t errlen);
 void	provider_free(struct provider *p);
 const char *provider_name(const struct provider *p);
+/* "uid", "shared-user", or NULL when the provider does not say. */
+const char *provider_isolation(struct provider *p);
+/* May computer id be created beside those in s?  0 or ERR_* (err). */
+int	provider_admit(struct provider *p, struct store *s, const char *id,
+	    char *err, size_t errlen);
 
 int	provider_start(struct provider *p, struct store_computer *c,
 	    char *err, size_t errlen);

@@ -1026,8 +1026,10 @@ serve_main(int argc, char **argv)
 	const char	*token_file = NULL, *provider = "local";
 	const char	*guestd = "guestd", *guest_user = "nobody";
 	const char	*ready = NULL, *level = "info";
+	const char	*uid_range = "200000-299999";
 	int64_t		 idle_ms = 1800000, reconcile_ms = 30000;
 	int64_t		 body_ms = 30000, header_ms = SERVE_HEADER_MS;
+	int		 shared_ok = 0;
 	const struct config_opt opts[] = {
 		{ "listen", "RAKAZO_LISTEN", CONFIG_STR, &listen_s, 0, 0,
 		  "ADDR:PORT (default 127.0.0.1:8420)" },
@@ -1048,7 +1050,14 @@ serve_main(int argc, char **argv)
 		{ "guestd", "RAKAZO_GUESTD", CONFIG_STR, &guestd, 0, 0,
 		  "guestd binary for the local provider" },
 		{ "guest-user", "RAKAZO_GUEST_USER", CONFIG_STR, &guest_user,
-		  0, 0, "user guestd becomes when we are root" },
+		  0, 0, "user guestd becomes when we are root and the uid "
+		  "range is off" },
+		{ "local-uid-range", "LOCAL_UID_RANGE", CONFIG_STR, &uid_range,
+		  0, 0, "LO-HI: as root, a uid of its own per local computer "
+		  "(default 200000-299999; off: all as --guest-user)" },
+		{ "allow-shared-user", "RAKAZO_ALLOW_SHARED_USER",
+		  CONFIG_BOOL, &shared_ok, 0, 0, "accept several local "
+		  "computers running as one user (not isolated)" },
 		{ "ready-file", NULL, CONFIG_STR, &ready, 0, 0,
 		  "write the bound port here once listening" },
 		{ "log-level", "RAKAZO_LOG_LEVEL", CONFIG_STR, &level, 0, 0,
@@ -1124,6 +1133,8 @@ serve_main(int argc, char **argv)
 	pc.data_dir = data_dir;
 	pc.guestd = guestd;
 	pc.guest_user = guest_user;
+	pc.uid_range = uid_range;
+	pc.allow_shared_user = shared_ok != 0;
 	pc.ctx = serve_ctx;
 	pc.vhost = serve_inner;
 	if (provider_new(&prov, provider, &pc, err, sizeof err) != 0) {

@@ -49,6 +49,10 @@ struct store_ops {
 		    size_t *);
 	int	(*cap_delete)(void *, int64_t);
 	int	(*cap_next_expiry)(void *, int64_t *);
+	int	(*uid_get)(void *, const char *, int64_t *);
+	int	(*uid_list)(void *, int64_t **, size_t *);
+	int	(*uid_add)(void *, const char *, int64_t, int64_t);
+	int	(*uid_retire)(void *, const char *, int64_t);
 };
 
 extern const struct store_ops	store_sqlite_ops;

@@ -118,6 +118,11 @@ static const char *const sq_migrations[] = {
 	"  computer TEXT NOT NULL, bot TEXT NOT NULL, cap_id TEXT NOT NULL,"
 	"  token TEXT NOT NULL, created_ms INTEGER NOT NULL);"
 	"CREATE INDEX capabilities_by_lease ON capabilities (lease);",
+	/* 3: the local provider's users, one per computer; a deleted
+	 * computer's row stays (computer NULL) so its uid is never reused. */
+	"CREATE TABLE local_uids ("
+	"  uid INTEGER PRIMARY KEY, computer TEXT UNIQUE,"
+	"  created_ms INTEGER NOT NULL, retired_ms INTEGER);",
 };
 
 #define SQ_NMIGRATIONS	(sizeof(sq_migrations) / sizeof(sq_migrations[0]))
@@ -960,6 +965,70 @@ sq_cap_next_expiry(void *impl, int64_t *at)
 	return rc == SQLITE_ROW ? 0 : sq_code(q->db, rc);
 }
 
+static int
+sq_uid_get(void *impl, const char *computer, int64_t *uid)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	*uid = -1;
+	st = sq_prepare(q, &r, "SELECT uid FROM local_uids WHERE computer = ?",
+	    "s", computer);
+	if (st == NULL)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*uid = sqlite3_column_int64(st, 0);
+	sq_release(q, st);
+	if (rc == SQLITE_DONE)
+		return ERR_NOT_FOUND;
+	return rc == SQLITE_ROW ? 0 : sq_code(q->db, rc);
+}
+
+static void
+sq_uid_row(sqlite3_stmt *st, void *p)
+{
+	*(int64_t *)p = sqlite3_column_int64(st, 0);
+}
+
+static int
+sq_uid_list(void *impl, int64_t **out, size_t *n)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r;
+
+	*out = NULL;
+	*n = 0;
+	st = sq_prepare(q, &r, "SELECT uid FROM local_uids ORDER BY uid", "");
+	if (st == NULL)
+		return r;
+	return sq_collect(q, st, sizeof **out, sq_uid_row, (void **)out, n);
+}
+
+static int
+sq_uid_add(void *impl, const char *computer, int64_t uid, int64_t now)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	return sq_done(q, sq_prepare(q, &r, "INSERT INTO local_uids "
+	    "(uid, computer, created_ms) VALUES (?, ?, ?)", "isi", uid,
+	    computer, now), &r);
+}
+
+static int
+sq_uid_retire(void *impl, const char *computer, int64_t now)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	return sq_done(q, sq_prepare(q, &r, "UPDATE local_uids SET "
+	    "computer = NULL, retired_ms = ? WHERE computer = ?", "is", now,
+	    computer), &r);
+}
+
 const struct store_ops store_sqlite_ops = {
 	.name = "sqlite",
 	.open = sq_open,
@@ -994,4 +1063,8 @@ const struct store_ops store_sqlite_ops = {
 	.cap_list_dead = sq_cap_list_dead,
 	.cap_delete = sq_cap_delete,
 	.cap_next_expiry = sq_cap_next_expiry,
+	.uid_get = sq_uid_get,
+	.uid_list = sq_uid_list,
+	.uid_add = sq_uid_add,
+	.uid_retire = sq_uid_retire,
 };

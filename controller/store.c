@@ -254,3 +254,28 @@ store_cap_next_expiry(struct store *s, int64_t *at)
 {
 	return s->ops->cap_next_expiry(s->impl, at);
 }
+
+int
+store_uid_get(struct store *s, const char *computer, int64_t *uid)
+{
+	return s->ops->uid_get(s->impl, computer, uid);
+}
+
+int
+store_uid_list(struct store *s, int64_t **out, size_t *n)
+{
+	return s->ops->uid_list(s->impl, out, n);
+}
+
+int
+store_uid_add(struct store *s, const char *computer, int64_t uid,
+    int64_t now_ms)
+{
+	return s->ops->uid_add(s->impl, computer, uid, now_ms);
+}
+
+int
+store_uid_retire(struct store *s, const char *computer, int64_t now_ms)
+{
+	return s->ops->uid_retire(s->impl, computer, now_ms);
+}

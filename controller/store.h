@@ -169,6 +169,24 @@ int	 store_cap_delete(struct store *s, int64_t id);
 /* Earliest expiry of a lease holding capabilities; 0 when none. */
 int	 store_cap_next_expiry(struct store *s, int64_t *at_ms);
 
+/*
+ * Users of the local provider's computers (as root, each computer runs as
+ * a uid of its own from a configured range).  A uid stays recorded when
+ * its computer is deleted (computer becomes NULL): it is never handed to
+ * another computer, so whatever the old one left in world-writable places
+ * (/tmp, /dev/shm) never passes to a new tenant.
+ */
+/* The uid of computer, or ERR_NOT_FOUND. */
+int	 store_uid_get(struct store *s, const char *computer, int64_t *uid);
+/* Every uid ever assigned, ascending.  *out malloc'd. */
+int	 store_uid_list(struct store *s, int64_t **out, size_t *n);
+/* Record uid for computer; ERR_EXISTS when either is taken. */
+int	 store_uid_add(struct store *s, const char *computer, int64_t uid,
+	    int64_t now_ms);
+/* The computer is gone: keep its uid as used, by nobody. */
+int	 store_uid_retire(struct store *s, const char *computer,
+	    int64_t now_ms);
+
 /* Milliseconds since the epoch (CLOCK_REALTIME): rows are shared between
  * processes, so a monotonic clock would not compare across them. */
 int64_t	 store_now_ms(void);

@@ -961,6 +961,8 @@ browser_exec(struct browser *b)
 		goto out;
 	}
 	b->pid = pid;
+	/* The relay serves this browser's processes and nothing else. */
+	relay_set_owner(b->relay, pid);
 	loop_child_watch(pid, browser_child_cb, b);
 	b->errlen = 0;
 	b->errfd = loop_fd_add(p[0], browser_stderr_cb, b);

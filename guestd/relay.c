@@ -14,22 +14,35 @@
  * The upstream host is resolved once, off the loop (getaddrinfo blocks),
  * by a short-lived thread that posts the result back with loop_post.
  * Connections that arrive before the answer wait for it.
+ *
+ * Who may use it: only the bot's own browser, since whoever connects has
+ * the bot's proxy credentials added.  Loopback TCP has no SO_PEERCRED,
+ * so at accept the peer's socket is looked up in /proc/net/tcp (its
+ * owner uid and inode): another uid is refused at once; a process of
+ * our own uid is accepted only when one of the browser's processes (its
+ * main process or a descendant) holds that socket.  Everything else gets
+ * 403 and is closed before a byte of it is read.
  */
 #include "autoconf.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -64,6 +77,9 @@ struct relay {
 	struct sockaddr_in	 up;
 	int			 resolved;	/* 1 ok, -1 failed, 0 not yet */
 	int			 stopped;
+	pid_t			 owner;		/* the browser; 0 not yet */
+	pid_t			 holder;	/* held the last accepted peer */
+	uint64_t		 refused;
 	char			*auth;		/* whole header line, or NULL */
 	struct relay_conn	*conns;
 	unsigned		 nconns;
@@ -156,6 +172,203 @@ relay_basic(const char *user, const char *pass)
 	explicit_bzero(raw, n);
 	free(raw);
 	return out;
+}
+
+/* ---- who is connecting ----------------------------------------------------- */
+
+/*
+ * The owner uid and inode of the loopback TCP socket whose local end is
+ * peer and remote end is us (/proc/net/tcp; addresses as the kernel
+ * prints them: the raw 32-bit value in hex, ports in host order).
+ */
+static int
+relay_peer_socket(const struct sockaddr_in *peer, const struct sockaddr_in *us,
+    uid_t *uid, unsigned long *inode)
+{
+	char		 line[512];
+	unsigned int	 la, lp, ra, rp, u;
+	unsigned long	 ino;
+	FILE		*f;
+	int		 found = 0;
+
+	if ((f = fopen("/proc/net/tcp", "re")) == NULL)
+		return 0;
+	while (!found && fgets(line, sizeof line, f) != NULL) {
+		if (sscanf(line, " %*u: %8x:%4x %8x:%4x %*x %*x:%*x %*x:%*x "
+		    "%*x %u %*d %lu", &la, &lp, &ra, &rp, &u, &ino) != 6)
+			continue;
+		if (la == peer->sin_addr.s_addr &&
+		    lp == ntohs(peer->sin_port) &&
+		    ra == us->sin_addr.s_addr && rp == ntohs(us->sin_port)) {
+			*uid = (uid_t)u;
+			*inode = ino;
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Does process pid hold the socket with this inode? */
+static int
+relay_pid_holds(pid_t pid, unsigned long inode)
+{
+	char		 path[64], want[64], link[64];
+	struct dirent	*e;
+	DIR		*d;
+	ssize_t		 n;
+	int		 dfd, hit = 0;
+
+	snprintf(path, sizeof path, "/proc/%ld/fd", (long)pid);
+	snprintf(want, sizeof want, "socket:[%lu]", inode);
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	dfd = dirfd(d);
+	while (!hit && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		n = readlinkat(dfd, e->d_name, link, sizeof link - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		hit = strcmp(link, want) == 0;
+	}
+	closedir(d);
+	return hit;
+}
+
+/* Parent of pid from /proc/pid/stat (after the command's ")"), or -1. */
+static pid_t
+relay_ppid(const char *pid)
+{
+	char	 path[300], buf[512], *p;
+	ssize_t	 n;
+	long	 pp;
+	int	 fd;
+
+	snprintf(path, sizeof path, "/proc/%s/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 1, " %*c %ld", &pp) != 1)
+		return -1;
+	return (pid_t)pp;
+}
+
+/* Is pid owner or a descendant of it (its parents, walked up)? */
+static int
+relay_descends(pid_t pid, pid_t owner)
+{
+	char	 s[24];
+	int	 depth;
+
+	for (depth = 0; depth < 64 && pid > 1; depth++) {
+		if (pid == owner)
+			return 1;
+		snprintf(s, sizeof s, "%ld", (long)pid);
+		pid = relay_ppid(s);
+	}
+	return 0;
+}
+
+/*
+ * Is the socket inode held by owner or one of its descendants?  *holder
+ * gets the process that holds it.  The processes of our uid are listed
+ * with their parents, the owner's subtree marked (parents may come after
+ * their children in /proc), and the marked ones searched.
+ */
+static int
+relay_tree_holds(pid_t owner, unsigned long inode, pid_t *holder)
+{
+	struct proc { pid_t pid, ppid; int in; } *v = NULL;
+	struct dirent	*e;
+	struct stat	 st;
+	size_t		 n = 0, cap = 0, i, j;
+	DIR		*d;
+	int		 grew, hit = 0;
+
+	if ((d = opendir("/proc")) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+		    fstatat(dirfd(d), e->d_name, &st, 0) != 0 ||
+		    st.st_uid != getuid())
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			v = xrealloc(v, cap * sizeof *v);
+		}
+		v[n].pid = (pid_t)atol(e->d_name);
+		v[n].ppid = relay_ppid(e->d_name);
+		v[n].in = v[n].pid == owner;
+		n++;
+	}
+	closedir(d);
+	do {
+		grew = 0;
+		for (i = 0; i < n; i++) {
+			if (v[i].in)
+				continue;
+			for (j = 0; j < n; j++)
+				if (v[j].in && v[j].pid == v[i].ppid) {
+					v[i].in = grew = 1;
+					break;
+				}
+		}
+	} while (grew);
+	for (i = 0; i < n && !hit; i++)
+		if (v[i].in && (hit = relay_pid_holds(v[i].pid, inode)))
+			*holder = v[i].pid;
+	free(v);
+	return hit;
+}
+
+/* May the peer of fd use the relay?  Only the bot's browser may. */
+static int
+relay_peer_ok(struct relay *r, int fd)
+{
+	struct sockaddr_in	 peer, us;
+	socklen_t		 pl = sizeof peer, ul = sizeof us;
+	struct timespec		 t0, t1;
+	unsigned long		 inode = 0;
+	uid_t			 uid = (uid_t)-1;
+
+	if (r->owner <= 0 ||
+	    getpeername(fd, (struct sockaddr *)&peer, &pl) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&us, &ul) != 0 ||
+	    peer.sin_family != AF_INET ||
+	    !relay_peer_socket(&peer, &us, &uid, &inode) || inode == 0)
+		goto refuse;
+	if (uid != getuid())
+		goto refuse;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/*
+	 * The browser's network process opens nearly every connection:
+	 * look there first, its ancestry checked again since its pid may
+	 * have gone to another process of our uid; else walk the tree.
+	 */
+	if (r->holder <= 0 || !relay_pid_holds(r->holder, inode) ||
+	    !relay_descends(r->holder, r->owner)) {
+		r->holder = 0;
+		if (!relay_tree_holds(r->owner, inode, &r->holder))
+			goto refuse;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* What the /proc walk costs each connection of the browser. */
+	log_debug("relay.peer_ok", "port=%d us=%ld", r->port,
+	    (long)((t1.tv_sec - t0.tv_sec) * 1000000 +
+	    (t1.tv_nsec - t0.tv_nsec) / 1000));
+	return 1;
+refuse:
+	r->refused++;
+	log_warn("relay.refused", "port=%d peer_uid=%ld", r->port,
+	    uid == (uid_t)-1 ? -1L : (long)uid);
+	return 0;
 }
 
 /* ---- connections ----------------------------------------------------------- */
@@ -521,6 +734,14 @@ relay_accept_cb(struct loop_fd *lf, int events, void *arg)
 			close(fd);
 			continue;
 		}
+		if (!relay_peer_ok(r, fd)) {
+			static const char no[] = "HTTP/1.1 403 Forbidden\r\n"
+			    "Content-Length: 0\r\nConnection: close\r\n\r\n";
+
+			(void)!write(fd, no, sizeof no - 1);
+			close(fd);
+			continue;
+		}
 		rc = xcalloc(1, sizeof *rc);
 		rc->r = r;
 		rc->state = RC_HEAD;
@@ -717,9 +938,24 @@ relay_stop(struct relay *r)
 		explicit_bzero(r->auth, strlen(r->auth));
 		free(r->auth);
 	}
-	log_info("relay.stop", "port=%d requests=%llu", r->port,
-	    (unsigned long long)r->requests);
+	log_info("relay.stop", "port=%d requests=%llu refused=%llu", r->port,
+	    (unsigned long long)r->requests, (unsigned long long)r->refused);
 	free(r);
+}
+
+void
+relay_set_owner(struct relay *r, pid_t pid)
+{
+	if (r != NULL) {
+		r->owner = pid;
+		r->holder = 0;
+	}
+}
+
+uint64_t
+relay_refused(const struct relay *r)
+{
+	return r != NULL ? r->refused : 0;
 }
 
 uint64_t

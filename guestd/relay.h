@@ -5,7 +5,11 @@
  * with --proxy-server=http://127.0.0.1:<port>; the relay forwards each
  * plain HTTP request and each CONNECT tunnel to the bot's upstream proxy,
  * adding "Proxy-Authorization: Basic ...".  It starts and stops with that
- * bot's browser and serves only it.
+ * bot's browser and serves only it: a connection is accepted only from a
+ * socket of guestd's uid that the browser's main process or one of its
+ * descendants holds (found through /proc/net/tcp and /proc/PID/fd);
+ * anything else gets 403 before a byte is read, since whoever gets
+ * through has the bot's credentials added.
  *
  * Port: RELAY_PORT_BASE + (FNV-1a 64 of the profile path) mod
  * RELAY_PORT_SPAN; when that port is taken the next ones are tried (at
@@ -18,6 +22,8 @@
  */
 #ifndef GUESTD_RELAY_H
 #define GUESTD_RELAY_H
+
+#include <sys/types.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -47,6 +53,13 @@ int		 relay_start(const char *profile, const char *url,
 		    int *port);
 /* Close the listener and every connection; wipe the credentials. */
 void		 relay_stop(struct relay *r);
+/*
+ * The browser the relay serves (its main process; its descendants are
+ * served too).  Until it is set every connection is refused.
+ */
+void		 relay_set_owner(struct relay *r, pid_t pid);
+/* Connections refused so far (not the bot's browser). */
+uint64_t	 relay_refused(const struct relay *r);
 /* Requests forwarded so far (tests, list). */
 uint64_t	 relay_requests(const struct relay *r);
 

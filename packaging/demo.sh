@@ -60,8 +60,10 @@ else
 fi
 chmod 755 "$D"
 USER_ARGS=()
-if [ "$(id -u)" -eq 0 ]; then
-	USER_ARGS=(--guest-user "${RAKAZO_DEMO_USER:-nobody}")
+# As root the computer gets a uid of its own; RAKAZO_DEMO_USER runs it as
+# that existing user instead.
+if [ "$(id -u)" -eq 0 ] && [ -n "${RAKAZO_DEMO_USER:-}" ]; then
+	USER_ARGS=(--local-uid-range off --guest-user "$RAKAZO_DEMO_USER")
 fi
 
 umask 077

@@ -74,6 +74,16 @@ tb_wait_log() {
 	done
 }
 
+# tb_wait_file FILE [SECONDS]: wait until FILE exists (bounded).
+tb_wait_file() {
+	i=0
+	while [ ! -e "$1" ]; do
+		i=$((i + 1))
+		[ "$i" -lt $(( ${2:-10} * 20 )) ] || t_fail "no $1"
+		sleep 0.05
+	done
+}
+
 # Browser processes of the test user with this test's workspace.
 tb_browser_pids() {
 	pgrep -f -- "--user-data-dir=$WS/.browser-profiles/$1" || true

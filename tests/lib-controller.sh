@@ -10,6 +10,16 @@ CTL_DATA="$T/data"
 # parallel tests do not race for :1.
 GUESTD_DISPLAY_FIRST=${GUESTD_DISPLAY_FIRST:-$((200 + $$ % 500))}
 export GUESTD_DISPLAY_FIRST
+# As root each computer gets a uid of its own: a range of this test's, so
+# parallel tests (each with its own store) never hand out the same uid.
+: "${LOCAL_UID_RANGE:=$((200000 + ($$ % 990) * 100))-$((200099 + ($$ % 990) * 100))}"
+export LOCAL_UID_RANGE
+# Not root: every computer runs as the test's user, which serve refuses
+# for a second computer unless told (tests/hostile/shared-user.sh).
+if [ "$(id -u)" -ne 0 ]; then
+	: "${RAKAZO_ALLOW_SHARED_USER:=1}"
+	export RAKAZO_ALLOW_SHARED_USER
+fi
 CTL_TOKEN="$T/api-token"
 CTL_LOG="$T/serve.log"
 CTL_PID=""

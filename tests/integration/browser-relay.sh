@@ -8,10 +8,44 @@
 . "$top_srcdir/tests/lib-browser.sh"
 
 PW="s3cret-pw-$$"
-t_start_guestd
 tb_fixture site site
 tb_fixture proxy proxy "user1:$PW"
 SITE="http://127.0.0.1:$site_PORT"
+
+# The relay serves only the browser's own processes (relay-foreign.sh), so
+# the byte checks below run curl inside the browser's process tree: a
+# wrapper starts inside.sh as a child of the browser's main process, then
+# becomes Chromium.  inside.sh waits for "go" before the slow transfer.
+IN="$T/inside"
+mkdir -m 777 "$IN"
+CURL=$(command -v curl)
+cat >"$T/inside.sh" <<EOF
+#!/bin/bash
+rp=\$1
+$CURL -sS -p -x "http://127.0.0.1:\$rp" "$SITE/big?mb=1" | md5sum >"$IN/t" &&
+    mv "$IN/t" "$IN/tunnel"
+for i in \$(seq 1200); do [ -e "$IN/go" ] && break; sleep 0.05; done
+$CURL -sS -p -x "http://127.0.0.1:\$rp" --limit-rate 16M "$SITE/big?mb=24" |
+    wc -c >"$IN/big"
+touch "$IN/done"
+EOF
+cat >"$T/chromium-wrap" <<EOF
+#!/bin/bash
+for a in "\$@"; do
+	case \$a in --proxy-server=http://127.0.0.1:*)
+		"$T/inside.sh" "\${a##*:}" >"$IN/log" 2>&1 & ;;
+	esac
+done
+exec "$(command -v "${GUESTD_BROWSER:-chromium}")" "\$@"
+EOF
+chmod 755 "$T/inside.sh" "$T/chromium-wrap"
+GUESTD_BROWSER="$T/chromium-wrap"
+export GUESTD_BROWSER
+# A browser's first start may take long on a loaded machine.
+rk() {
+	"$RAKAZOCTL" guest --timeout 60000 --url "$URL" --secret-file "$SECRET" "$@"
+}
+t_start_guestd
 
 out=$(tb_call browser.open "{\"bot\":\"px\",\"proxy\":{\"url\":\"http://127.0.0.1:$proxy_PORT\",\"username\":\"user1\",\"password\":\"$PW\"}}")
 t_eq "$(printf '%s' "$out" | jq -r .proxied)" true "proxied"
@@ -31,7 +65,8 @@ tb_wait_log "$T/proxy.log" "proxy CONNECT secure.example:443 auth=ok"
 # Loopback goes direct: the fixture site answers, the proxy never hears.
 tb_call page.navigate "{\"bot\":\"px\",\"url\":\"$SITE/whoami\"}" >/dev/null
 tb_wait_log "$T/site.log" "whoami"
-grep -q "127.0.0.1" "$T/proxy.log" && t_fail "loopback went through the proxy"
+grep -q "GET http://127.0.0.1" "$T/proxy.log" &&
+    t_fail "loopback went through the proxy"
 
 # Where the relay listens, and that nothing secret is anywhere visible.
 args=$(for p in $(tb_browser_pids px); do tr '\0' ' ' <"/proc/$p/cmdline"; echo; done)
@@ -47,14 +82,15 @@ t_not_contains "$(tb_call browser.list '{}')" "$PW" "password in browser.list"
 ss -ltn | grep -q "127.0.0.1:$rport " || t_fail "relay not on loopback"
 
 # A CONNECT tunnel carries bytes both ways, and a slow reader of a big
-# body holds guestd's memory to its fixed buffers (backpressure).
+# body holds guestd's memory to its fixed buffers (backpressure); the
+# reader is the browser's child (inside.sh above).
 direct=$(curl -sS "$SITE/big?mb=1" | md5sum)
-tunnel=$(curl -sS -p -x "http://127.0.0.1:$rport" "$SITE/big?mb=1" | md5sum)
-t_eq "$tunnel" "$direct" "body through the CONNECT tunnel"
+tb_wait_file "$IN/tunnel" 30
+t_eq "$(cat "$IN/tunnel")" "$direct" "body through the CONNECT tunnel"
 before=$(t_guestd_hwm_kb)
-got=$(curl -sS -p -x "http://127.0.0.1:$rport" --limit-rate 16M \
-    "$SITE/big?mb=24" | wc -c)
-t_eq "$got" $((24 << 20)) "big body through the relay"
+touch "$IN/go"
+tb_wait_file "$IN/done" 120
+t_eq "$(cat "$IN/big")" $((24 << 20)) "big body through the relay"
 after=$(t_guestd_hwm_kb)
 [ $((after - before)) -lt 8192 ] ||
     t_fail "guestd grew by $((after - before)) KiB relaying 24 MiB slowly"

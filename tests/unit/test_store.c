@@ -212,12 +212,41 @@ test_activity_redacted(void **state)
 	store_free(s);
 }
 
+/* A computer keeps its uid; a deleted one's uid is never handed out again. */
+static void
+test_uids(void **state)
+{
+	struct store	*s = open_store();
+	int64_t		 uid, *all;
+	size_t		 n;
+
+	assert_int_equal(store_uid_get(s, "a", &uid), ERR_NOT_FOUND);
+	assert_int_equal(store_uid_add(s, "a", 200000, 1), 0);
+	assert_int_equal(store_uid_add(s, "b", 200000, 1), ERR_EXISTS);
+	assert_int_equal(store_uid_add(s, "a", 200001, 1), ERR_EXISTS);
+	assert_int_equal(store_uid_add(s, "b", 200002, 1), 0);
+	assert_int_equal(store_uid_get(s, "a", &uid), 0);
+	assert_int_equal(uid, 200000);
+	assert_int_equal(store_uid_retire(s, "a", 2), 0);
+	assert_int_equal(store_uid_get(s, "a", &uid), ERR_NOT_FOUND);
+	assert_int_equal(store_uid_add(s, "c", 200000, 3), ERR_EXISTS);
+	assert_int_equal(store_uid_add(s, "a", 200001, 3), 0);
+	assert_int_equal(store_uid_list(s, &all, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(all[0], 200000);
+	assert_int_equal(all[1], 200001);
+	assert_int_equal(all[2], 200002);
+	free(all);
+	store_free(s);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_migrate_reopen, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_uids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_computers, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
