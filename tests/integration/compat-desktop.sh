@@ -288,6 +288,25 @@ for k in $(seq 1 9); do
 done
 t_eq "$full $timedout" "1 8" "one refused at once, eight timed out"
 wait "$holder" || t_fail "the holding request failed"
+
+# A display.act batch holds the input too: a request waits for it (it
+# was a 409 before), then runs.
+( rk act alice '[{"kind":"wait","ms":1500}]' >/dev/null ) &
+actp=$!
+for _ in $(seq 1 200); do
+	grep -q 'op=display.act' "$GUESTD_LOG" && break
+	sleep 0.05
+done
+grep -q 'op=display.act' "$GUESTD_LOG" || t_fail "display.act not seen"
+t0=$(date +%s%N)
+steps '[{"argv":["env","DISPLAY=:'"$slot"'","xdotool","key","x"]}]' \
+    '"observe":false'
+t1=$(date +%s%N)
+expect 200 "" "after display.act"
+[ $(( (t1 - t0) / 1000000 )) -ge 700 ] ||
+	t_fail "the request did not wait for display.act"
+wait "$actp" || t_fail "display.act failed"
+next_matching "key press keysym=0x78 *" >/dev/null
 rc=0
 curl -sS -o /dev/null --max-time 1 -H "Authorization: Bearer $TOKEN" \
     --data-binary "{\"display\":$slot,\"steps\":[{\"waitMs\":3000},{\"argv\":[\"key\",\"a\"]}]}" \
