@@ -755,6 +755,12 @@ serve_intake(struct lws *wsi, const char *uri)
 	}
 	if (n > API_MAX_BODY)
 		j->too_large = 1;
+	/*
+	 * Without a body nothing more is wanted from the client: lws's
+	 * content timeout (5 s) would cut a long poll or a slow tool call.
+	 */
+	if (j->body_done)
+		lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
 	/* Bodies come through HTTP_BODY; the rest runs now. */
 	if (strcmp(j->method, "GET") == 0 || n <= 0)
 		serve_start(j);

@@ -8,7 +8,8 @@
 # and the next authenticated request is answered.  A streamed upload
 # (PUT .../files) that trickles is cut at the body deadline too.  Last,
 # 600 connections that never complete their headers: at most 512 are held
-# at once, and each is closed by the idle or header timeout.
+# at once, and each is closed by the header timeout.  Between them, a long
+# poll (no body) lasts its whole 8 s.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "${top_srcdir:-.}/tests/lib-controller.sh"
 
@@ -157,6 +158,17 @@ PY
 
 python3 "$T/slots.py" "$CTL_PORT" "$(cat "$CTL_TOKEN")" ||
     t_fail "request slots were not kept for authenticated clients"
+
+# A request without a body holds its connection as long as its answer
+# takes: a long poll of 8 s is answered 200 after 8 s, not cut by lws's
+# 5 s content timeout (which only a body's client deserves).
+s0=$(date +%s%N)
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 30 \
+    -H "Authorization: Bearer $(cat "$CTL_TOKEN")" \
+    "$CTL_URL/v1/computers/g1/activity?after=999999999&wait_ms=8000")
+el=$((($(date +%s%N) - s0) / 1000000))
+t_eq "$code" 200 "a long poll of 8 s"
+[ "$el" -ge 7500 ] || t_fail "the long poll ended after $el ms"
 
 # Connections that never complete their headers are bounded in number
 # (512 at once: the rest are closed as they are accepted) and in time (the
