@@ -10,7 +10,9 @@
  * workspace.import takes a tar as binary frames into a pipe read by a
  * worker thread, which validates every entry (workspace_entry_check()) and
  * extracts into a staging directory beside the workspace; only when the
- * whole stream was good does it swap the staging directory in.
+ * whole stream was good does it swap the staging directory in.  A swap by
+ * moving entries is journalled, and workspace_recover() finishes one that
+ * a crash cut short.
  */
 #ifndef GUESTD_WORKSPACE_H
 #define GUESTD_WORKSPACE_H
@@ -54,7 +56,10 @@ struct workspace_counts {
 /*
  * Read a tar from tarfd (blocking) and extract it beneath the empty
  * directory stagefd, checking every entry and the limits.  Stops at the
- * end-of-archive marker without reading further.  0, or ERR_TAR_* /
+ * end-of-archive marker without reading further; a stream that ends
+ * without one (cut between entries or inside one) is ERR_TAR_TRUNCATED.
+ * Refuses reserved top-level names and sparse entries with more than
+ * 64 MiB of holes (ERR_TAR_ENTRY_REJECTED).  0, or ERR_TAR_* /
  * ERR_NO_SPACE / ERR_* with a sentence naming the entry in why.  On error
  * stagefd may hold a partial tree: the caller removes it.
  */
@@ -65,6 +70,7 @@ int	workspace_extract_fd(int tarfd, int stagefd,
 /*
  * Write the tree below rootfd (a directory fd) as a pax tar to outfd
  * (blocking).  0, ERR_CANCELLED when the reader went away (EPIPE), or ERR_*.
+ * Only a complete export ends with the end-of-archive marker.
  */
 int	workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt);
 
