@@ -52,6 +52,15 @@ struct keymap {
 	struct keymap		*next;
 };
 
+/*
+ * Lend column 1 (typed with Shift) of a spare already carrying a keysym?
+ * Off: a client reading behind the keyboard (the benchmark's recorder,
+ * behind a full pipe) was seen translating the second keysym with the
+ * first one's meaning, though the server's map was right; one keysym per
+ * spare has not been seen to fail.
+ */
+#define KEYMAP_SHIFT_COLUMN	0
+
 static struct keymap	*keymap_list;
 
 static uint64_t
@@ -285,6 +294,22 @@ keymap_slot_used(struct keymap *km, int kc, int col, uint64_t now)
 }
 
 int
+keymap_has(struct keymap *km, unsigned long sym)
+{
+	struct keymap_key	 k;
+	int			 kc, col;
+
+	if (keymap_find_col(km, (KeySym)sym, 0, &k) ||
+	    keymap_find_col(km, (KeySym)sym, 1, &k))
+		return 1;
+	for (kc = km->min_kc; kc <= km->max_kc; kc++)
+		for (col = 0; col < 2; col++)
+			if (km->pool[kc] && km->sp[kc].sym[col] == sym)
+				return 1;
+	return 0;
+}
+
+int
 keymap_find(struct keymap *km, unsigned long sym, struct keymap_key *k,
     uint64_t *wait_ms)
 {
@@ -312,7 +337,7 @@ keymap_find(struct keymap *km, unsigned long sym, struct keymap_key *k,
 	 * A free column (column 0 first), else the one that may change
 	 * meaning soonest, of a spare not held down.
 	 */
-	for (kc = km->min_kc; kc <= km->max_kc; kc++) {
+	for (kc = km->max_kc; kc >= km->min_kc; kc--) {
 		if (!km->pool[kc])
 			continue;
 		any = 1;
@@ -320,7 +345,8 @@ keymap_find(struct keymap *km, unsigned long sym, struct keymap_key *k,
 		if (sp->pins > 0)
 			continue;
 		for (col = 0; col < 2; col++) {
-			if (col == 1 && (sp->sym[0] == 0 || km->per < 2))
+			if (col == 1 && (!KEYMAP_SHIFT_COLUMN ||
+			    sp->sym[0] == 0 || km->per < 2))
 				break;
 			free_ = sp->sym[col] == 0;
 			if (best == 0 || (free_ && km->sp[best].sym[bcol] != 0) ||
