@@ -397,14 +397,15 @@ input_char_keysym(uint32_t cp)
 
 /*
  * The next character must be lent a spare: lend spares to every character
- * of the chunk that needs one (as many as may change now), then let
+ * of the rest of the text that needs one (as many as may change now, so
+ * one pause serves the batch), then let
  * clients read the MappingNotify before the first key that uses them, as
  * xdotool does: a client reading behind the keyboard was seen to
  * translate a keycode lent just before its key event as NoSymbol.
  * Returns 1 (come back after *delay_ms) or an error.
  */
 static int
-input_lend_ahead(struct input_exec *ex, const struct action *a, size_t end,
+input_lend_ahead(struct input_exec *ex, const struct action *a,
     uint64_t *delay_ms)
 {
 	struct keymap_key k;
@@ -413,7 +414,7 @@ input_lend_ahead(struct input_exec *ex, const struct action *a, size_t end,
 	size_t		 i;
 	int		 r, lent = 0;
 
-	for (i = ex->pos; i < a->ntext && i < end; i++) {
+	for (i = ex->pos; i < a->ntext; i++) {
 		sym = input_char_keysym(a->text[i]);
 		if (keymap_has(ex->km, sym))
 			continue;
@@ -455,7 +456,7 @@ input_do_type(struct input_exec *ex, const struct action *a,
 
 	for (; ex->pos < a->ntext && ex->pos < end; ex->pos++) {
 		if (!keymap_has(ex->km, input_char_keysym(a->text[ex->pos])) &&
-		    (r = input_lend_ahead(ex, a, end, delay_ms)) != 0)
+		    (r = input_lend_ahead(ex, a, delay_ms)) != 0)
 			return r;
 		r = input_keycode(ex, input_char_keysym(a->text[ex->pos]), &k,
 		    &busy);
