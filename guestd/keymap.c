@@ -26,9 +26,10 @@
 #include "log.h"
 
 /*
- * A spare keycode carries two lent keysyms: column 0, and column 1 typed
- * with Shift (column 1 repeats column 0 while it is free).  Each column
- * has its own age: changing one leaves the other's meaning as it was.
+ * A spare keycode carries a lent keysym in column 0 and, only with
+ * KEYMAP_SHIFT_COLUMN, another in column 1 typed with Shift (column 1
+ * repeats column 0 while it is free).  Each column has its own age:
+ * changing one leaves the other's meaning as it was.
  */
 struct keymap_spare {
 	unsigned long	 sym[2];	/* lent to; 0 = free */
