@@ -396,6 +396,51 @@ input_char_keysym(uint32_t cp)
 }
 
 /*
+ * The next character must be lent a spare: lend spares to every character
+ * of the rest of the text that needs one (as many as may change now, so
+ * one pause serves the batch), then let
+ * clients read the MappingNotify before the first key that uses them, as
+ * xdotool does: a client reading behind the keyboard was seen to
+ * translate a keycode lent just before its key event as NoSymbol.
+ * Returns 1 (come back after *delay_ms) or an error.
+ */
+static int
+input_lend_ahead(struct input_exec *ex, const struct action *a,
+    uint64_t *delay_ms)
+{
+	struct keymap_key k;
+	unsigned long	 sym;
+	uint64_t	 busy;
+	size_t		 i;
+	int		 r, lent = 0;
+
+	for (i = ex->pos; i < a->ntext; i++) {
+		sym = input_char_keysym(a->text[i]);
+		if (keymap_has(ex->km, sym))
+			continue;
+		if ((r = input_keycode(ex, sym, &k, &busy)) == 1) {
+			if (lent)
+				break;
+			/* Every spare is too recently used: wait. */
+			XSync(ex->dpy, False);
+			*delay_ms = busy;
+			return 1;
+		}
+		if (r != 0) {
+			if (lent)
+				break;
+			input_fail(ex, ERR_KEY_UNKNOWN, "no keycode is free "
+			    "to type U+%04X", a->text[i]);
+			return ERR_KEY_UNKNOWN;
+		}
+		lent = 1;
+	}
+	XSync(ex->dpy, False);
+	*delay_ms = KEYMAP_LEND_WAIT_MS;
+	return 1;
+}
+
+/*
  * Type up to INPUT_TYPE_CHUNK characters.  Returns 0 when the text is
  * done, 1 to come back after *delay_ms, or an error.
  */
@@ -410,6 +455,9 @@ input_do_type(struct input_exec *ex, const struct action *a,
 	int	 r, nl;
 
 	for (; ex->pos < a->ntext && ex->pos < end; ex->pos++) {
+		if (!keymap_has(ex->km, input_char_keysym(a->text[ex->pos])) &&
+		    (r = input_lend_ahead(ex, a, delay_ms)) != 0)
+			return r;
 		r = input_keycode(ex, input_char_keysym(a->text[ex->pos]), &k,
 		    &busy);
 		if (r == 1) {

@@ -26,9 +26,10 @@
 #include "log.h"
 
 /*
- * A spare keycode carries two lent keysyms: column 0, and column 1 typed
- * with Shift (column 1 repeats column 0 while it is free).  Each column
- * has its own age: changing one leaves the other's meaning as it was.
+ * A spare keycode carries a lent keysym in column 0 and, only with
+ * KEYMAP_SHIFT_COLUMN, another in column 1 typed with Shift (column 1
+ * repeats column 0 while it is free).  Each column has its own age:
+ * changing one leaves the other's meaning as it was.
  */
 struct keymap_spare {
 	unsigned long	 sym[2];	/* lent to; 0 = free */
@@ -51,6 +52,15 @@ struct keymap {
 	unsigned		 burst;		/* key events without a pause */
 	struct keymap		*next;
 };
+
+/*
+ * Lend column 1 (typed with Shift) of a spare already carrying a keysym?
+ * Off: a client reading behind the keyboard (the benchmark's recorder,
+ * behind a full pipe) was seen translating the second keysym with the
+ * first one's meaning, though the server's map was right; one keysym per
+ * spare has not been seen to fail.
+ */
+#define KEYMAP_SHIFT_COLUMN	0
 
 static struct keymap	*keymap_list;
 
@@ -285,6 +295,22 @@ keymap_slot_used(struct keymap *km, int kc, int col, uint64_t now)
 }
 
 int
+keymap_has(struct keymap *km, unsigned long sym)
+{
+	struct keymap_key	 k;
+	int			 kc, col;
+
+	if (keymap_find_col(km, (KeySym)sym, 0, &k) ||
+	    keymap_find_col(km, (KeySym)sym, 1, &k))
+		return 1;
+	for (kc = km->min_kc; kc <= km->max_kc; kc++)
+		for (col = 0; col < 2; col++)
+			if (km->pool[kc] && km->sp[kc].sym[col] == sym)
+				return 1;
+	return 0;
+}
+
+int
 keymap_find(struct keymap *km, unsigned long sym, struct keymap_key *k,
     uint64_t *wait_ms)
 {
@@ -312,7 +338,7 @@ keymap_find(struct keymap *km, unsigned long sym, struct keymap_key *k,
 	 * A free column (column 0 first), else the one that may change
 	 * meaning soonest, of a spare not held down.
 	 */
-	for (kc = km->min_kc; kc <= km->max_kc; kc++) {
+	for (kc = km->max_kc; kc >= km->min_kc; kc--) {
 		if (!km->pool[kc])
 			continue;
 		any = 1;
@@ -320,7 +346,8 @@ keymap_find(struct keymap *km, unsigned long sym, struct keymap_key *k,
 		if (sp->pins > 0)
 			continue;
 		for (col = 0; col < 2; col++) {
-			if (col == 1 && (sp->sym[0] == 0 || km->per < 2))
+			if (col == 1 && (!KEYMAP_SHIFT_COLUMN ||
+			    sp->sym[0] == 0 || km->per < 2))
 				break;
 			free_ = sp->sym[col] == 0;
 			if (best == 0 || (free_ && km->sp[best].sym[bcol] != 0) ||

@@ -7,9 +7,9 @@
  * they fetch again when a MappingNotify arrives, from the server's map as
  * it is THEN.  A keycode that changes meaning again before a client has
  * read the events typed with it makes that client see the new meaning (or
- * nothing).  So a lent keysym stays as long as it can: each spare carries
- * two (the second typed with Shift), a column is reused only when every
- * column is taken, the one free soonest first, and not before
+ * nothing).  So a lent keysym stays as long as it can: a spare is reused
+ * only when every spare is taken, the one free soonest first, and not
+ * before
  * KEYMAP_SETTLE_MS after its last key event plus KEYMAP_LAG_US_PER_EVENT
  * for each key event of the burst it was typed in (a client drawing each
  * character falls behind a long burst); the batch waits until then.
@@ -28,6 +28,7 @@
 #define KEYMAP_SETTLE_MS	300	/* before a used column changes */
 #define KEYMAP_LAG_US_PER_EVENT	500	/* more per event of its burst */
 #define KEYMAP_IDLE_MS		10000	/* quiet keyboard before restoring */
+#define KEYMAP_LEND_WAIT_MS	20	/* after lending, before typing */
 
 /* What a key needs of a modifier. */
 #define KEYMAP_ANY	0
@@ -59,6 +60,9 @@ struct keymap	*keymap_get(Display *dpy, int *err);
  */
 int	 keymap_find(struct keymap *, unsigned long sym, struct keymap_key *k,
 	    uint64_t *wait_ms);
+
+/* Is sym on the keymap or already lent (no lending needed)? */
+int	 keymap_has(struct keymap *, unsigned long sym);
 
 /* A key event was sent with kc: a spare stays as it is a while longer. */
 void	 keymap_used(struct keymap *, KeyCode kc);
