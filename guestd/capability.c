@@ -205,20 +205,26 @@ cap_accept_cb(struct loop_fd *lf, int events, void *arg)
 	}
 }
 
+/*
+ * The socket's name is a short serial number: only guestd's user reaches
+ * the 0700 directory, so the name needs no secrecy, and a short one keeps
+ * sun_path's 108 bytes for a deep TMPDIR (a local computer's lies inside
+ * the controller's data directory).
+ */
 static int
 cap_listen(struct capability *cap)
 {
-	char	name[TOKEN_STRLEN + 1];
-	int	fd, r;
+	static unsigned long	serial;
+	int			fd, r;
 
-	if ((r = cap_dir_init()) != 0 ||
-	    (r = token_new(name, sizeof name)) != 0)
+	if ((r = cap_dir_init()) != 0)
 		return r;
 	cap->sun.sun_family = AF_UNIX;
-	if (snprintf(cap->sun.sun_path, sizeof cap->sun.sun_path, "%s/%s",
-	    cap_dir, name) >= (int)sizeof cap->sun.sun_path)
+	if (snprintf(cap->sun.sun_path, sizeof cap->sun.sun_path, "%s/%lu",
+	    cap_dir, ++serial) >= (int)sizeof cap->sun.sun_path) {
+		cap->sun.sun_path[0] = '\0';
 		return ERR_NAME_TOO_LONG;
-	token_wipe(name, sizeof name);
+	}
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
 	    0)) == -1)
 		return err_from_errno(errno);
@@ -350,6 +356,8 @@ capability_op_grant(struct control_conn *c, uint32_t id, json_t *args,
 	r = jsonx_int(args, "ttl", 1, CAP_TTL_MAX, &ttl, detail);
 	if (r != 0 && r != ERR_NOT_FOUND)
 		return r;
+	/* An absent ttl is fine: its "missing" must not explain a later error. */
+	detail[0] = '\0';
 	if ((d = display_find(bot)) == NULL)
 		return ERR_NO_DISPLAY;
 	if ((r = rfb_screen(d, &scr)) != 0)
