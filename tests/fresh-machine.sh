@@ -24,6 +24,11 @@
 #                           http://deb.debian.org/debian)
 #   DEBIAN_SECURITY_MIRROR  the security archive (same rule, default
 #                           http://deb.debian.org/debian-security)
+#   RAKAZO_FRESH_CA         PEM files of extra TLS trust anchors for the
+#                           root, for a network that re-signs TLS (npm
+#                           fails otherwise); default: the ones this host
+#                           added in /usr/local/share/ca-certificates;
+#                           "none": none
 #   RAKAZO_FRESH_DIR        where the root goes (default: a new temp dir
 #                           under /var/tmp, removed at the end)
 #   RAKAZO_FRESH_KEEP=1     keep the root afterwards
@@ -98,12 +103,19 @@ if [ "${1:-}" = "--inner" ]; then
 		mount --bind "$ROOT/dev/pts/ptmx" "$ROOT/dev/ptmx"
 	mount -t tmpfs -o mode=1777 shm "$ROOT/dev/shm"
 
+	# The site's extra trust anchors, if any, for Node too (npm uses its
+	# own list otherwise).
+	CA_ENV=()
+	[ ! -s "$ROOT/usr/local/share/ca-certificates/fresh-site.crt" ] ||
+		CA_ENV=(NODE_EXTRA_CA_CERTS=/usr/local/share/ca-certificates/fresh-site.crt)
+
 	# run CMD: a shell command in the fresh root, as root, in the clone,
 	# with a fresh machine's environment (nothing of ours leaks in).
 	run() {
 		chroot "$ROOT" /usr/bin/env -i HOME=/root LANG=C.UTF-8 \
 		    TERM=dumb SHELL=/bin/bash USER=root LOGNAME=root \
 		    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		    "${CA_ENV[@]}" \
 		    /bin/bash -c "cd /root/rakazo-computer && $1"
 	}
 
@@ -123,6 +135,7 @@ if [ "${1:-}" = "--inner" ]; then
 			    chroot "$ROOT" /usr/bin/env -i HOME=/root \
 			    LANG=C.UTF-8 TERM=dumb SHELL=/bin/bash USER=root \
 			    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+			    "${CA_ENV[@]}" \
 			    /bin/bash -c 'cd /root/rakazo-computer &&
 				exec ./packaging/demo.sh' \
 			    </dev/null >"$log" 2>&1 &
@@ -285,6 +298,16 @@ deb $MIRROR bookworm-updates main
 deb $SECURITY bookworm-security main
 EOF
 cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# Extra trust anchors: ca-certificates (installed by install-deps.sh)
+# takes whatever is in /usr/local/share/ca-certificates when it is set up.
+CA=${RAKAZO_FRESH_CA:-$(ls /usr/local/share/ca-certificates/*.crt \
+    2>/dev/null || true)}
+if [ "$CA" != none ] && [ -n "$CA" ]; then
+	mkdir -p "$ROOT/usr/local/share/ca-certificates"
+	# shellcheck disable=SC2086
+	cat $CA > "$ROOT/usr/local/share/ca-certificates/fresh-site.crt"
+	echo "extra trust anchors:" $CA
+fi
 
 say "a clean clone of $(git -C "$SRC" rev-parse --short HEAD)"
 git clone -q --no-checkout "$SRC" "$ROOT/root/rakazo-computer"
