@@ -74,6 +74,7 @@
 #include "run.h"
 #include "serve-req.h"
 #include "store.h"
+#include "sweep.h"
 #include "task.h"
 #include "xfer.h"
 
@@ -495,7 +496,7 @@ serve_sweep_task(void *arg)
 	int	 n = 0;
 
 	(void)arg;
-	if (api_cap_sweep(&serve_api, &n, &next) == 0 && n > 0)
+	if (sweep_caps(&serve_api, &n, &next) == 0 && n > 0)
 		log_info("control.expired", "revoked=%d", n);
 	serve_sweep_running = 0;
 	serve_sweep_arm(next);
@@ -531,9 +532,9 @@ serve_maint_task(void *arg)
 	int	 changed, stopped;
 
 	(void)arg;
-	if (api_reconcile(&serve_api, &changed) == 0 && changed > 0)
+	if (sweep_reconcile(&serve_api, &changed) == 0 && changed > 0)
 		log_info("reconcile", "changed=%d", changed);
-	(void)api_idle_sweep(&serve_api, &stopped);
+	(void)sweep_idle(&serve_api, &stopped);
 	serve_maint_running = 0;
 	lws_sul_schedule(serve_ctx, 0, &serve_maint_sul, serve_maint_fire,
 	    serve_tick_ms * LWS_US_PER_MS);
@@ -1165,7 +1166,7 @@ serve_main(int argc, char **argv)
 	if (idle_ms > 0 && idle_ms / 4 < serve_tick_ms)
 		serve_tick_ms = idle_ms / 4 > 100 ? idle_ms / 4 : 100;
 	/* C-7: rows match reality before the first request. */
-	if ((r = api_reconcile(&serve_api, &changed)) != 0) {
+	if ((r = sweep_reconcile(&serve_api, &changed)) != 0) {
 		cli_error("%s: the start-up reconciler failed", err_name(r));
 		goto out;
 	}
