@@ -130,6 +130,7 @@ api_computers_find(struct api_ctx *x, const char *id,
 	return 0;
 }
 
+/* POST /v1/computers {id?, start?} */
 void
 api_computers_create(struct api_ctx *x, const char **arg)
 {
@@ -184,6 +185,7 @@ api_computers_create(struct api_ctx *x, const char **arg)
 	api_reply(x, 201, api_computers_json(&c));
 }
 
+/* GET /v1/computers */
 void
 api_computers_list(struct api_ctx *x, const char **arg)
 {
@@ -203,6 +205,7 @@ api_computers_list(struct api_ctx *x, const char **arg)
 	api_reply(x, 200, json_pack("{s:o}", "computers", arr));
 }
 
+/* GET /v1/computers/{id} */
 void
 api_computers_show(struct api_ctx *x, const char **arg)
 {
@@ -303,6 +306,7 @@ api_computers_stop(struct api_ctx *x, const char **arg)
 		api_computers_stop_delete(x, arg[0], 0);
 }
 
+/* POST /v1/computers/{id}/start */
 void
 api_computers_start(struct api_ctx *x, const char **arg)
 {
@@ -319,6 +323,7 @@ api_computers_start(struct api_ctx *x, const char **arg)
 	api_reply(x, 200, api_computers_json(&c));
 }
 
+/* GET /v1/computers/{id}/activity?after=N&limit=M&wait_ms=W */
 void
 api_computers_activity(struct api_ctx *x, const char **arg)
 {

@@ -44,6 +44,7 @@ api_leases_body_ttl(struct api_ctx *x, int64_t *ttl)
 	return 0;
 }
 
+/* POST /v1/leases {computer, bot, holder, ttl_ms?} */
 void
 api_leases_acquire(struct api_ctx *x, const char **arg)
 {
@@ -67,6 +68,7 @@ api_leases_acquire(struct api_ctx *x, const char **arg)
 	api_reply(x, 201, api_leases_json(&l));
 }
 
+/* POST /v1/leases/{id}/heartbeat {ttl_ms?} */
 void
 api_leases_heartbeat(struct api_ctx *x, const char **arg)
 {

@@ -21,6 +21,7 @@
 #include "provider.h"
 #include "store.h"
 
+/* GET /v1/computers/{id}/runs */
 void
 api_runs_list(struct api_ctx *x, const char **arg)
 {

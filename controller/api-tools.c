@@ -68,6 +68,7 @@ api_tools_grants_control(const struct tool_entry *te, json_t *res)
 	return pol != NULL && strcmp(pol, "control") == 0;
 }
 
+/* POST /v1/tools/{tool} {computer, bot, lease?, ...} */
 void
 api_tools_call(struct api_ctx *x, const char **arg)
 {
