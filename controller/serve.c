@@ -28,11 +28,12 @@
  *
  * Timers, all lws sul on the loop:
  *  - maintenance, every reconcile period: the reconciler (C-7) and the
- *    idle stop (C-6), as one task;
+ *    idle stop (C-6) of sweep.h, as one task;
  *  - capability expiry (C-3, G-20): set for the earliest expiry of a lease
  *    holding capabilities; when it fires a task revokes the dead ones at
- *    guestd and the timer is set for the next.  A request that stores a new
- *    capability moves it earlier through api.cap_deadline.  It also fires
+ *    guestd (sweep_caps()) and the timer is set for the next.  A request
+ *    that stores a new capability moves it earlier through
+ *    api.cap_deadline.  It also fires
  *    at start-up (a previous process's leases may have lapsed) and at least
  *    every reconcile period (other processes grant too).
  *

@@ -9,7 +9,10 @@
 
 #include "api.h"
 
-/* Reconciler (C-7): *changed counts computers whose state was corrected. */
+/*
+ * Reconciler (C-7): the store's computers and runs corrected to what the
+ * provider says is alive (run_reconcile()); *changed counts rows touched.
+ */
 int	sweep_reconcile(struct api *a, int *changed);
 /* Idle stop (C-6): *stopped counts computers stopped for idleness. */
 int	sweep_idle(struct api *a, int *stopped);
