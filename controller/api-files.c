@@ -301,8 +301,9 @@ api_files_upload(struct api_ctx *x, struct store_computer *c,
 }
 
 void
-api_files_put(struct api_ctx *x, const char *id)
+api_files_put(struct api_ctx *x, const char **arg)
 {
+	const char		*id = arg[0];
 	struct store_computer	 c;
 	struct store_lease	 l;
 	struct api_files_args	 fa;
@@ -311,14 +312,14 @@ api_files_put(struct api_ctx *x, const char *id)
 
 	if (api_files_query(x, 1, &fa) != 0)
 		goto done;
-	if (api_computer_find(x, id, &c) != 0 || api_files_put_checks(x) != 0)
+	if (api_computers_find(x, id, &c) != 0 || api_files_put_checks(x) != 0)
 		goto done;
-	if ((r = api_lease_take(x, id, fa.bot, fa.lease, &l,
+	if ((r = api_leases_take(x, id, fa.bot, fa.lease, &l,
 	    &ephemeral)) != 0) {
 		api_error(x, r, NULL);
 		goto done;
 	}
-	if ((r = api_ensure_running(x, &c)) != 0) {
+	if ((r = api_computers_ensure_running(x, &c)) != 0) {
 		api_error(x, r, x->err);
 		goto done;
 	}
@@ -419,22 +420,23 @@ api_files_stream(struct api_ctx *x, struct store_computer *c,
 }
 
 void
-api_files_get(struct api_ctx *x, const char *id)
+api_files_get(struct api_ctx *x, const char **arg)
 {
+	const char		*id = arg[0];
 	struct store_computer	 c;
 	struct api_files_args	 fa;
 	int64_t			 size = 0, len = 0;
 	int			 r;
 
 	if (api_files_query(x, 0, &fa) != 0 ||
-	    api_computer_find(x, id, &c) != 0)
+	    api_computers_find(x, id, &c) != 0)
 		goto done;
 	if (x->q->out == NULL || x->q->respond == NULL) {
 		api_error(x, ERR_INTERNAL, "This server cannot stream "
 		    "replies.");
 		goto done;
 	}
-	if ((r = api_ensure_running(x, &c)) != 0) {
+	if ((r = api_computers_ensure_running(x, &c)) != 0) {
 		api_error(x, r, x->err);
 		goto done;
 	}

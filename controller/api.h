@@ -93,16 +93,6 @@ struct api_resp {
 
 void	api_handle(struct api *a, const struct api_req *q,
 	    struct api_resp *out);
-/* Reconciler (C-7) and idle stop (C-6); run periodically by serve. */
-int	api_reconcile(struct api *a, int *changed);
-int	api_idle_sweep(struct api *a, int *stopped);
-/*
- * Revoke at guestd the capabilities whose lease expired or is gone (C-3,
- * G-20), also those a previous controller process granted.  *revoked
- * counts them; *next_ms is the next expiry of a lease holding
- * capabilities (0: none).
- */
-int	api_cap_sweep(struct api *a, int *revoked, int64_t *next_ms);
 /* HTTP status for an ERR_* code. */
 int	api_status(int code);
 /* Does this request's body stream (PUT .../files) instead of buffering? */

@@ -28,11 +28,12 @@
  *
  * Timers, all lws sul on the loop:
  *  - maintenance, every reconcile period: the reconciler (C-7) and the
- *    idle stop (C-6), as one task;
+ *    idle stop (C-6) of sweep.h, as one task;
  *  - capability expiry (C-3, G-20): set for the earliest expiry of a lease
  *    holding capabilities; when it fires a task revokes the dead ones at
- *    guestd and the timer is set for the next.  A request that stores a new
- *    capability moves it earlier through api.cap_deadline.  It also fires
+ *    guestd (sweep_caps()) and the timer is set for the next.  A request
+ *    that stores a new capability moves it earlier through
+ *    api.cap_deadline.  It also fires
  *    at start-up (a previous process's leases may have lapsed) and at least
  *    every reconcile period (other processes grant too).
  *
@@ -74,6 +75,7 @@
 #include "run.h"
 #include "serve-req.h"
 #include "store.h"
+#include "sweep.h"
 #include "task.h"
 #include "xfer.h"
 
@@ -495,7 +497,7 @@ serve_sweep_task(void *arg)
 	int	 n = 0;
 
 	(void)arg;
-	if (api_cap_sweep(&serve_api, &n, &next) == 0 && n > 0)
+	if (sweep_caps(&serve_api, &n, &next) == 0 && n > 0)
 		log_info("control.expired", "revoked=%d", n);
 	serve_sweep_running = 0;
 	serve_sweep_arm(next);
@@ -531,9 +533,9 @@ serve_maint_task(void *arg)
 	int	 changed, stopped;
 
 	(void)arg;
-	if (api_reconcile(&serve_api, &changed) == 0 && changed > 0)
+	if (sweep_reconcile(&serve_api, &changed) == 0 && changed > 0)
 		log_info("reconcile", "changed=%d", changed);
-	(void)api_idle_sweep(&serve_api, &stopped);
+	(void)sweep_idle(&serve_api, &stopped);
 	serve_maint_running = 0;
 	lws_sul_schedule(serve_ctx, 0, &serve_maint_sul, serve_maint_fire,
 	    serve_tick_ms * LWS_US_PER_MS);
@@ -1165,7 +1167,7 @@ serve_main(int argc, char **argv)
 	if (idle_ms > 0 && idle_ms / 4 < serve_tick_ms)
 		serve_tick_ms = idle_ms / 4 > 100 ? idle_ms / 4 : 100;
 	/* C-7: rows match reality before the first request. */
-	if ((r = api_reconcile(&serve_api, &changed)) != 0) {
+	if ((r = sweep_reconcile(&serve_api, &changed)) != 0) {
 		cli_error("%s: the start-up reconciler failed", err_name(r));
 		goto out;
 	}

@@ -102,6 +102,6 @@ const struct tool_entry tool_screen_url_entry = {
 	.schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"policy\":{\"enum\":[\"view\",\"control\"]},"
 	    "\"ttl\":{\"type\":\"integer\",\"minimum\":1}}}",
-	.flags = TOOL_LEASE,
+	.flags = TOOL_LEASE | TOOL_CONTROL,
 	.fn = screen_url_run,
 };

@@ -49,6 +49,6 @@ const struct tool_entry tool_terminal_url_entry = {
 	    "bot (control policy).",
 	.schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"ttl\":{\"type\":\"integer\",\"minimum\":1}}}",
-	.flags = TOOL_LEASE,
+	.flags = TOOL_LEASE | TOOL_CONTROL,
 	.fn = terminal_url_run,
 };

@@ -1,10 +1,10 @@
 /*
  * The computer tools (SPEC C-4), one file per tool (tool-*.c), each
  * exporting a struct tool_entry: its name, a sentence, the JSON schema of
- * its arguments, flags and the function.  api.c looks tools up here, takes
- * the bot's execution lease for TOOL_LEASE tools, runs the function and
- * records a computer.command event (G-30) for TOOL_RECORD ones with the
- * summary the tool left in ctx->summary.
+ * its arguments, flags and the function.  api-tools.c looks tools up
+ * here, takes the bot's execution lease for TOOL_LEASE tools, runs the
+ * function and records a computer.command event (G-30) for TOOL_RECORD
+ * ones with the summary the tool left in ctx->summary.
  */
 #ifndef CONTROLLER_TOOL_H
 #define CONTROLLER_TOOL_H
@@ -19,6 +19,11 @@
 #define TOOL_LEASE	0x01	/* mutates the computer: lease + fence */
 #define TOOL_RECORD	0x02	/* leaves an activity event */
 #define TOOL_NOSTART	0x04	/* works without a running computer */
+/*
+ * May hand out a control capability (a result with "policy":"control"):
+ * the API records it under the caller's lease so it ends with the lease.
+ */
+#define TOOL_CONTROL	0x08
 
 #define TOOL_SUMMARY_MAX	1024
 

@@ -1,0 +1,118 @@
+/*
+ * The controller's periodic jobs (sweep.h), which serve runs on timers
+ * beside the API's requests and which change state the way the API
+ * does: the reconciler (C-7) corrects the store to what the provider
+ * says is alive, the idle sweep stops computers nobody used for a while
+ * (C-6), and the capability sweep revokes at guestd the control
+ * capabilities whose lease ended (C-3, G-20).  Each opens a store
+ * connection of its own.
+ */
+#include "autoconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "api.h"
+#include "api-int.h"
+#include "provider.h"
+#include "run.h"
+#include "store.h"
+#include "sweep.h"
+
+static int
+sweep_alive_cb(const struct store_computer *c, void *arg)
+{
+	struct api	*a = arg;
+
+	if (strcmp(c->provider, provider_name(a->prov)) != 0)
+		return -1;	/* another provider's computer: leave it */
+	return provider_alive(a->prov, c);
+}
+
+int
+sweep_reconcile(struct api *a, int *changed)
+{
+	struct store	*s;
+	char		 err[API_ERRLEN];
+	int		 r;
+
+	*changed = 0;
+	if ((r = store_open(&s, a->store_url, err, sizeof err)) != 0)
+		return r;
+	r = run_reconcile(s, sweep_alive_cb, a, changed);
+	store_free(s);
+	return r;
+}
+
+int
+sweep_idle(struct api *a, int *stopped)
+{
+	struct store_computer	*cs = NULL;
+	struct api_ctx		 x;
+	struct api_resp		 dummy;
+	char			 err[API_ERRLEN];
+	int64_t			 now, live;
+	size_t			 n, i;
+	int			 r;
+
+	*stopped = 0;
+	if (a->idle_ms <= 0)
+		return 0;
+	memset(&x, 0, sizeof x);
+	memset(&dummy, 0, sizeof dummy);
+	x.a = a;
+	x.out = &dummy;
+	if ((r = store_open(&x.s, a->store_url, err, sizeof err)) != 0)
+		return r;
+	if ((r = store_computer_list(x.s, &cs, &n)) != 0)
+		goto out;
+	now = store_now_ms();
+	for (i = 0; i < n; i++) {
+		if (strcmp(cs[i].state, "running") != 0 ||
+		    strcmp(cs[i].provider, provider_name(a->prov)) != 0 ||
+		    now - cs[i].last_used_ms < a->idle_ms)
+			continue;
+		/* Leases include a user's control of the screen. */
+		if (store_lease_count_live(x.s, cs[i].id, now, &live) != 0 ||
+		    live > 0)
+			continue;
+		if (api_computers_halt(&x, &cs[i], RUN_IDLE, 0) == 0) {
+			(*stopped)++;
+			log_info("computer.idle_stop", "computer=%s",
+			    cs[i].id);
+		}
+	}
+out:
+	free(cs);
+	store_free(x.s);
+	return r;
+}
+
+int
+sweep_caps(struct api *a, int *revoked, int64_t *next_ms)
+{
+	struct store_cap	*caps = NULL;
+	struct store		*s;
+	char			 err[API_ERRLEN];
+	size_t			 n = 0, i;
+	int			 r;
+
+	*revoked = 0;
+	*next_ms = 0;
+	if ((r = store_open(&s, a->store_url, err, sizeof err)) != 0)
+		return r;
+	if ((r = store_cap_list_dead(s, store_now_ms(), &caps, &n)) != 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (api_control_cap_revoke(a, s, &caps[i], "expired") == 0)
+			(*revoked)++;
+	r = store_cap_next_expiry(s, next_ms);
+	/* One that failed is retried at the next timer. */
+	if (r == 0 && (size_t)*revoked < n)
+		*next_ms = 0;
+out:
+	api_control_caps_free(caps, n);
+	store_free(s);
+	return r;
+}
