@@ -11,6 +11,13 @@ command -v Xvfb >/dev/null 2>&1 || { echo "# SKIP: no Xvfb"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "# SKIP: no python3"; exit 77; }
 command -v jq >/dev/null 2>&1 || { echo "# SKIP: no jq"; exit 77; }
 
+# guestd gives a browser 30 s to come up (BROWSER_START_MS); the client
+# waits longer than that, so a slow first start on a loaded machine is
+# guestd's answer, not the client's 10 s default running out.
+rk() {
+	"$RAKAZOCTL" guest --timeout 45000 --url "$URL" --secret-file "$SECRET" "$@"
+}
+
 TB_FIX="$top_srcdir/tests/fixtures/browser-fixture.py"
 # Each test uses its own DevTools ports, away from other tests' and from
 # a browser someone runs by hand on 9222, and below the ephemeral ports
