@@ -24,10 +24,6 @@
 #define LOG_LINE_MAX	4096	/* before redaction */
 #define LOG_OUT_MAX	8192	/* after: masks may lengthen a line */
 
-/* The header cannot carry the attribute for a va_list; say it here. */
-void	log_eventv(enum log_level, const char *, const char *, va_list)
-	    __attribute__((format(printf, 3, 0)));
-
 static char		 log_ident[32];
 static enum log_level	 log_level = LOG_LVL_INFO;
 static int		 log_fd = 2;

@@ -29,7 +29,7 @@ int	log_level_parse(const char *name);
 void	log_event(enum log_level level, const char *event, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	log_eventv(enum log_level level, const char *event, const char *fmt,
-	    va_list ap);
+	    va_list ap) __attribute__((format(printf, 3, 0)));
 
 #define log_error(ev, ...)	log_event(LOG_LVL_ERROR, ev, __VA_ARGS__)
 #define log_warn(ev, ...)	log_event(LOG_LVL_WARN, ev, __VA_ARGS__)

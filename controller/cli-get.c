@@ -21,8 +21,6 @@
 #include "cli.h"
 #include "cli-api.h"
 
-extern const struct cli_cmd	cli_get_entry;
-
 static int
 get_write(void *arg, const char *p, size_t n)
 {

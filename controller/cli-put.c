@@ -24,8 +24,6 @@
 
 #define PUT_SPOOL_CHUNK	(256 * 1024)
 
-extern const struct cli_cmd	cli_put_entry;
-
 static ssize_t
 put_read(void *arg, char *p, size_t max)
 {

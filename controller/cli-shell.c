@@ -12,8 +12,6 @@
 #include "cli-api.h"
 #include "log.h"
 
-extern const struct cli_cmd	cli_shell_entry;
-
 static int
 shell_main(int argc, char **argv)
 {
