@@ -32,6 +32,7 @@
 #include "store.h"
 #include "task.h"
 #include "tool.h"
+#include "xmalloc.h"
 
 #define API_CALL_TTL_MS	(10 * 60 * 1000)
 

@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "err.h"
-#include "log.h"
 #include "cli.h"
 #include "cli-api.h"
+#include "xmalloc.h"
 
 static int
 get_write(void *arg, const char *p, size_t n)

@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "json.h"
-#include "log.h"
+#include "xmalloc.h"
 
 #include "controller/cli.h"
 #include "controller/cli-guest.h"

@@ -30,8 +30,8 @@
 #include <jansson.h>
 
 #include "err.h"
-#include "log.h"
 #include "proto.h"
+#include "xmalloc.h"
 #include "controller/cli.h"
 #include "controller/cli-guest.h"
 #include "controller/guest-client.h"

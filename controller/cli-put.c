@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "err.h"
-#include "log.h"
 #include "cli.h"
 #include "cli-api.h"
+#include "xmalloc.h"
 
 #define PUT_SPOOL_CHUNK	(256 * 1024)
 

@@ -10,7 +10,7 @@
 
 #include "cli.h"
 #include "cli-api.h"
-#include "log.h"
+#include "xmalloc.h"
 
 static int
 shell_main(int argc, char **argv)

@@ -47,11 +47,11 @@
 #include "buf.h"
 #include "err.h"
 #include "json.h"
-#include "log.h"
 #include "proto.h"
 #include "redact.h"
 #include "token.h"
 #include "wsframe.h"
+#include "xmalloc.h"
 #include "controller/guest-client.h"
 #include "controller/task.h"
 

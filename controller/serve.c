@@ -76,6 +76,7 @@
 #include "store.h"
 #include "task.h"
 #include "xfer.h"
+#include "xmalloc.h"
 
 /*
  * Capacity (see "Limits" in rakazoctl(1)).  A request takes a slot only

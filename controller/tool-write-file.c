@@ -10,9 +10,9 @@
 
 #include "err.h"
 #include "json.h"
-#include "log.h"
 #include "tool.h"
 #include "tool-write-file.h"
+#include "xmalloc.h"
 
 int
 write_file_bytes(struct tool_ctx *t, const char *path, const void *data,

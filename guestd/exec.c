@@ -38,6 +38,7 @@
 #include "log.h"
 #include "proto.h"
 #include "redact.h"
+#include "xmalloc.h"
 
 #include "guestd/control.h"
 #include "guestd/exec.h"

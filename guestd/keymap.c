@@ -23,7 +23,7 @@
 #include "err.h"
 #include "keymap.h"
 #include "loop.h"
-#include "log.h"
+#include "xmalloc.h"
 
 /*
  * A spare keycode carries two lent keysyms: column 0, and column 1 typed

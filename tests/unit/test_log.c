@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "log.h"
+#include "xmalloc.h"
 
 static int	 pfd[2];
 
