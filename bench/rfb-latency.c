@@ -38,7 +38,7 @@
 #include <X11/Xutil.h>
 #include <libwebsockets.h>
 
-#include "../tests/rfbwire.h"
+#include "rfbwire.h"
 
 #define RL_TIMEOUT_US	(10 * 1000000ULL)
 #define RL_MAX_PAINTS	100000

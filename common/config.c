@@ -19,8 +19,8 @@
 
 #include "config.h"
 #include "err.h"
-#include "log.h"
 #include "redact.h"
+#include "xmalloc.h"
 
 static void
 config_err(char *err, size_t errlen, const char *fmt, ...)

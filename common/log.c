@@ -4,9 +4,6 @@
  * line goes through redact_text() before it leaves the process (SPEC X-5):
  * callers should not log secrets, but a URL with credentials or a header
  * that slipped into a value is masked anyway.
- *
- * Also the allocation wrappers: running out of memory is a broken
- * invariant for a daemon this size, so x*alloc log and abort.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,13 +17,10 @@
 
 #include "log.h"
 #include "redact.h"
+#include "xmalloc.h"
 
 #define LOG_LINE_MAX	4096	/* before redaction */
 #define LOG_OUT_MAX	8192	/* after: masks may lengthen a line */
-
-/* The header cannot carry the attribute for a va_list; say it here. */
-void	log_eventv(enum log_level, const char *, const char *, va_list)
-	    __attribute__((format(printf, 3, 0)));
 
 static char		 log_ident[32];
 static enum log_level	 log_level = LOG_LVL_INFO;
@@ -34,12 +28,23 @@ static int		 log_fd = 2;
 
 static const char *const log_names[] = { "error", "warn", "info", "debug" };
 
+/* fatal()'s line, once the log is set up: redacted like any other. */
+static void
+log_fatal(const char *msg)
+{
+	char	 q[1100];
+
+	log_event(LOG_LVL_ERROR, "fatal", "msg=%s", log_quote(q, sizeof(q),
+	    msg));
+}
+
 void
 log_init(const char *ident, enum log_level level)
 {
 	snprintf(log_ident, sizeof(log_ident), "%s",
 	    ident != NULL ? ident : program_invocation_short_name);
 	log_set_level(level);
+	fatal_set_sink(log_fatal);
 }
 
 void
@@ -217,70 +222,4 @@ log_quote(char *dst, size_t dstlen, const char *value)
 	dst[len++] = '"';
 	dst[len] = '\0';
 	return dst;
-}
-
-void
-fatal(const char *fmt, ...)
-{
-	char	 msg[1024], q[1100];
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	log_event(LOG_LVL_ERROR, "fatal", "msg=%s",
-	    log_quote(q, sizeof(q), msg));
-	abort();
-}
-
-void *
-xmalloc(size_t n)
-{
-	void	*p;
-
-	if ((p = malloc(n != 0 ? n : 1)) == NULL)
-		fatal("out of memory allocating %zu bytes", n);
-	return p;
-}
-
-void *
-xcalloc(size_t n, size_t m)
-{
-	void	*p;
-
-	if (n == 0 || m == 0)
-		n = m = 1;
-	if ((p = calloc(n, m)) == NULL)
-		fatal("out of memory allocating %zu x %zu bytes", n, m);
-	return p;
-}
-
-void *
-xrealloc(void *p, size_t n)
-{
-	void	*q;
-
-	if ((q = realloc(p, n != 0 ? n : 1)) == NULL)
-		fatal("out of memory reallocating %zu bytes", n);
-	return q;
-}
-
-char *
-xstrdup(const char *s)
-{
-	char	*p;
-
-	if ((p = strdup(s)) == NULL)
-		fatal("out of memory copying a string");
-	return p;
-}
-
-char *
-xstrndup(const char *s, size_t n)
-{
-	char	*p;
-
-	if ((p = strndup(s, n)) == NULL)
-		fatal("out of memory copying a string");
-	return p;
 }

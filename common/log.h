@@ -8,6 +8,7 @@
 #define COMMON_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum log_level {
 	LOG_LVL_ERROR = 0,
@@ -29,7 +30,7 @@ int	log_level_parse(const char *name);
 void	log_event(enum log_level level, const char *event, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	log_eventv(enum log_level level, const char *event, const char *fmt,
-	    va_list ap);
+	    va_list ap) __attribute__((format(printf, 3, 0)));
 
 #define log_error(ev, ...)	log_event(LOG_LVL_ERROR, ev, __VA_ARGS__)
 #define log_warn(ev, ...)	log_event(LOG_LVL_WARN, ev, __VA_ARGS__)
@@ -42,14 +43,5 @@ void	log_eventv(enum log_level level, const char *event, const char *fmt,
  * bytes including the NUL; returns dst.
  */
 char	*log_quote(char *dst, size_t dstlen, const char *value);
-
-/* Broken invariant or out of memory: log and abort. */
-void	fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2),
-	    noreturn));
-void	*xmalloc(size_t n);
-void	*xcalloc(size_t n, size_t m);
-void	*xrealloc(void *p, size_t n);
-char	*xstrdup(const char *s);
-char	*xstrndup(const char *s, size_t n);
 
 #endif

@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
 #include "redact.h"
+#include "xmalloc.h"
 
 struct rw {
 	char	*dst;

@@ -22,10 +22,7 @@
 #include "provider.h"
 #include "store.h"
 #include "tool.h"
-
-/* tool-screen-url.c: a screen capability of policy for t's bot. */
-int	screen_url_grant(struct tool_ctx *t, const char *policy,
-	    int64_t ttl, json_t **result, char *err, size_t errlen);
+#include "tool-screen-url.h"
 
 /*
  * Revoke one stored capability at guestd and forget it.  A computer that is

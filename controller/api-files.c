@@ -41,6 +41,7 @@
 #include "provider.h"
 #include "store.h"
 #include "xfer.h"
+#include "xmalloc.h"
 
 #define FILES_PIECE		(1024 * 1024)
 #define FILES_PATH_MAX		4096

@@ -26,6 +26,7 @@
 #include "api-int.h"
 #include "provider.h"
 #include "store.h"
+#include "xmalloc.h"
 
 int
 api_status(int code)

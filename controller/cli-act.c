@@ -9,8 +9,6 @@
 #include "cli.h"
 #include "cli-api.h"
 
-extern const struct cli_cmd	cli_act_entry;
-
 static int
 act_main(int argc, char **argv)
 {

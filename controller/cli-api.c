@@ -9,11 +9,11 @@
 
 #include "err.h"
 #include "json.h"
-#include "log.h"
 #include "token.h"
 #include "cli.h"
 #include "cli-api.h"
 #include "http-client.h"
+#include "xmalloc.h"
 
 static const char *
 cliapi_env(const char *name, const char *def)

@@ -10,8 +10,6 @@
 #include "cli.h"
 #include "cli-api.h"
 
-extern const struct cli_cmd	cli_computer_entry;
-
 static void
 computer_line(json_t *c)
 {

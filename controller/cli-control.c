@@ -10,9 +10,6 @@
 #include "cli.h"
 #include "cli-api.h"
 
-extern const struct cli_cmd	cli_take_control_entry;
-extern const struct cli_cmd	cli_release_control_entry;
-
 static int
 take_control_main(int argc, char **argv)
 {

@@ -17,11 +17,9 @@
 #include <unistd.h>
 
 #include "err.h"
-#include "log.h"
 #include "cli.h"
 #include "cli-api.h"
-
-extern const struct cli_cmd	cli_get_entry;
+#include "xmalloc.h"
 
 static int
 get_write(void *arg, const char *p, size_t n)

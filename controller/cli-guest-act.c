@@ -10,8 +10,8 @@
 
 #include <jansson.h>
 
-#include "controller/cli.h"
-#include "controller/cli-guest.h"
+#include "cli-guest.h"
+#include "cli.h"
 
 static int
 guest_act(struct cliguest *g, int argc, char **argv)

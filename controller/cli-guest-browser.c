@@ -5,8 +5,8 @@
 
 #include <jansson.h>
 
-#include "controller/cli.h"
-#include "controller/cli-guest.h"
+#include "cli-guest.h"
+#include "cli.h"
 
 /* browser BOT [URL]: open (or focus) the bot's browser. */
 static int

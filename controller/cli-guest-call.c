@@ -6,8 +6,8 @@
 
 #include <jansson.h>
 
-#include "controller/cli.h"
-#include "controller/cli-guest.h"
+#include "cli-guest.h"
+#include "cli.h"
 
 static int
 guest_call_verb(struct cliguest *g, int argc, char **argv)

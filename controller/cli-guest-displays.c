@@ -10,9 +10,9 @@
 
 #include <jansson.h>
 
-#include "controller/cli.h"
-#include "controller/cli-guest.h"
-#include "controller/guest-client.h"
+#include "cli-guest.h"
+#include "cli.h"
+#include "guest-client.h"
 
 /* One display as "bot display WxH since idle controlled". */
 static void

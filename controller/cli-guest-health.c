@@ -4,8 +4,8 @@
  */
 #include "autoconf.h"
 
-#include "controller/cli.h"
-#include "controller/cli-guest.h"
+#include "cli-guest.h"
+#include "cli.h"
 
 static int
 guest_health(struct cliguest *g, int argc, char **argv)

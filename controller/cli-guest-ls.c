@@ -16,12 +16,11 @@
 
 #include <jansson.h>
 
+#include "cli-guest.h"
+#include "cli.h"
+#include "guest-client.h"
 #include "json.h"
-#include "log.h"
-
-#include "controller/cli.h"
-#include "controller/cli-guest.h"
-#include "controller/guest-client.h"
+#include "xmalloc.h"
 
 static void
 guest_ls_name(FILE *f, const uint8_t *p, size_t len)

@@ -9,8 +9,8 @@
 
 #include <jansson.h>
 
-#include "controller/cli.h"
-#include "controller/cli-guest.h"
+#include "cli-guest.h"
+#include "cli.h"
 
 static int
 guest_open(struct cliguest *g, int argc, char **argv)

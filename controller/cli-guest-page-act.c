@@ -6,8 +6,8 @@
 
 #include <jansson.h>
 
-#include "controller/cli.h"
-#include "controller/cli-guest.h"
+#include "cli-guest.h"
+#include "cli.h"
 
 /* page-act BOT JSON: JSON is the steps array or {"steps": [...]}. */
 static int

@@ -11,9 +11,9 @@
 
 #include <jansson.h>
 
-#include "controller/cli.h"
-#include "controller/cli-guest.h"
-#include "controller/guest-client.h"
+#include "cli-guest.h"
+#include "cli.h"
+#include "guest-client.h"
 
 static int
 guest_screen_url(struct cliguest *g, int argc, char **argv)

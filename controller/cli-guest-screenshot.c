@@ -15,8 +15,8 @@
 
 #include <jansson.h>
 
-#include "controller/cli.h"
-#include "controller/cli-guest.h"
+#include "cli-guest.h"
+#include "cli.h"
 
 /* "X,Y,W,H" into a region object; guestd checks it against the screen. */
 static json_t *

@@ -5,8 +5,8 @@
 
 #include <jansson.h>
 
-#include "controller/cli.h"
-#include "controller/cli-guest.h"
+#include "cli-guest.h"
+#include "cli.h"
 
 static int
 guest_stat(struct cliguest *g, int argc, char **argv)

@@ -10,9 +10,9 @@
 
 #include <jansson.h>
 
-#include "controller/cli.h"
-#include "controller/cli-guest.h"
-#include "controller/guest-client.h"
+#include "cli-guest.h"
+#include "cli.h"
+#include "guest-client.h"
 
 /*
  * term-url TOKEN: where the terminal of a control capability (from

@@ -29,12 +29,12 @@
 
 #include <jansson.h>
 
+#include "cli-guest.h"
+#include "cli.h"
 #include "err.h"
-#include "log.h"
+#include "guest-client.h"
 #include "proto.h"
-#include "controller/cli.h"
-#include "controller/cli-guest.h"
-#include "controller/guest-client.h"
+#include "xmalloc.h"
 
 #define CLIGUEST_SECRET_MAX	4096
 

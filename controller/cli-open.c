@@ -10,8 +10,6 @@
 #include "cli.h"
 #include "cli-api.h"
 
-extern const struct cli_cmd	cli_open_entry;
-
 static int
 open_main(int argc, char **argv)
 {

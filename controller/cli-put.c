@@ -18,13 +18,11 @@
 #include <unistd.h>
 
 #include "err.h"
-#include "log.h"
 #include "cli.h"
 #include "cli-api.h"
+#include "xmalloc.h"
 
 #define PUT_SPOOL_CHUNK	(256 * 1024)
-
-extern const struct cli_cmd	cli_put_entry;
 
 static ssize_t
 put_read(void *arg, char *p, size_t max)

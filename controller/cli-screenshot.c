@@ -13,8 +13,6 @@
 #include "cli-api.h"
 #include "tool.h"
 
-extern const struct cli_cmd	cli_screenshot_entry;
-
 static int
 screenshot_main(int argc, char **argv)
 {

@@ -10,9 +10,7 @@
 
 #include "cli.h"
 #include "cli-api.h"
-#include "log.h"
-
-extern const struct cli_cmd	cli_shell_entry;
+#include "xmalloc.h"
 
 static int
 shell_main(int argc, char **argv)

@@ -46,14 +46,14 @@
 
 #include "buf.h"
 #include "err.h"
+#include "guest-client.h"
 #include "json.h"
-#include "log.h"
 #include "proto.h"
 #include "redact.h"
+#include "task.h"
 #include "token.h"
 #include "wsframe.h"
-#include "controller/guest-client.h"
-#include "controller/task.h"
+#include "xmalloc.h"
 
 #ifndef VERSION
 #define VERSION "0"

@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "err.h"
-#include "log.h"
 #include "http-client.h"
+#include "xmalloc.h"
 
 #define HTTP_CLIENT_HDR_MAX	(64 * 1024)
 #define HTTP_CLIENT_ERR_MAX	(1024 * 1024)

@@ -12,8 +12,8 @@
 
 #include <libwebsockets.h>
 
+#include "cli.h"
 #include "redact.h"
-#include "controller/cli.h"
 
 static const struct cli_cmd *const cli_cmds[] = {
 	&cli_guest_entry,

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "err.h"
-#include "log.h"
 #include "provider.h"
+#include "xmalloc.h"
 
 /* Running computers and per-bot fences (loop thread only: no lock). */
 struct fake_file {

@@ -55,6 +55,7 @@
 #include "guest-client.h"
 #include "provider.h"
 #include "task.h"
+#include "xmalloc.h"
 
 #define LOCAL_READY_MS		30000
 #define LOCAL_STOP_MS		5000

@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "err.h"
-#include "log.h"
 #include "provider.h"
 #include "task.h"
+#include "xmalloc.h"
 
 #define PROVIDER_BUFFER_MAX	(64 * 1024 * 1024)
 

@@ -10,9 +10,9 @@
 #include <strings.h>
 
 #include "err.h"
-#include "log.h"
 #include "token.h"
 #include "serve-req.h"
+#include "xmalloc.h"
 
 int
 serve_req_authorized(const char *hdr, size_t hlen, const char *token)

@@ -78,6 +78,7 @@
 #include "sweep.h"
 #include "task.h"
 #include "xfer.h"
+#include "xmalloc.h"
 
 /*
  * Capacity (see "Limits" in rakazoctl(1)).  A request takes a slot only

@@ -24,6 +24,7 @@
 #include "store.h"
 #include "store-backend.h"
 #include "task.h"
+#include "xmalloc.h"
 
 #define SQ_BUSY_MS	10000
 

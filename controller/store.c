@@ -11,9 +11,9 @@
 #include <stdio.h>
 
 #include "err.h"
-#include "log.h"
 #include "store.h"
 #include "store-backend.h"
+#include "xmalloc.h"
 
 struct store {
 	const struct store_ops	*ops;

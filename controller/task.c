@@ -31,8 +31,8 @@
 #include <unistd.h>
 
 #include "err.h"
-#include "log.h"
 #include "task.h"
+#include "xmalloc.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)

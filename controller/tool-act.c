@@ -10,8 +10,7 @@
 #include "err.h"
 #include "json.h"
 #include "tool.h"
-
-int	observe_open_desktop(struct tool_ctx *t, char *err, size_t errlen);
+#include "tool-observe.h"
 
 static int
 act_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)

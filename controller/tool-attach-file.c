@@ -11,14 +11,9 @@
 #include "err.h"
 #include "json.h"
 #include "tool.h"
+#include "tool-write-file.h"
 
 #define ATTACH_MAX	(25 * 1024 * 1024)
-
-int	write_file_bytes(struct tool_ctx *t, const char *path,
-	    const void *data, size_t n, json_t **result, char *err,
-	    size_t errlen);
-int	write_file_content(json_t *args, void **data, size_t *n, char *err,
-	    size_t errlen);
 
 static int
 attach_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)

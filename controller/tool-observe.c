@@ -14,9 +14,7 @@
 #include "err.h"
 #include "json.h"
 #include "tool.h"
-
-/* Shared with the tools that need a desktop first. */
-int	observe_open_desktop(struct tool_ctx *t, char *err, size_t errlen);
+#include "tool-observe.h"
 
 int
 observe_open_desktop(struct tool_ctx *t, char *err, size_t errlen)

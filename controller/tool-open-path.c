@@ -11,10 +11,8 @@
 #include "err.h"
 #include "json.h"
 #include "tool.h"
-
-int	observe_open_desktop(struct tool_ctx *t, char *err, size_t errlen);
-int	launch_app_detached(struct tool_ctx *t, const char *line,
-	    const char *var, json_t **result, char *err, size_t errlen);
+#include "tool-launch-app.h"
+#include "tool-observe.h"
 
 static int
 open_path_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)

@@ -12,10 +12,8 @@
 #include "err.h"
 #include "json.h"
 #include "tool.h"
-
-int	observe_open_desktop(struct tool_ctx *t, char *err, size_t errlen);
-int	screen_url_grant(struct tool_ctx *t, const char *policy,
-	    int64_t ttl, json_t **result, char *err, size_t errlen);
+#include "tool-observe.h"
+#include "tool-screen-url.h"
 
 /*
  * Where a viewer goes: the raw websocket for any noVNC-compatible viewer,

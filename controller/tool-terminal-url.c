@@ -10,9 +10,7 @@
 #include "err.h"
 #include "json.h"
 #include "tool.h"
-
-int	screen_url_grant(struct tool_ctx *t, const char *policy,
-	    int64_t ttl, json_t **result, char *err, size_t errlen);
+#include "tool-screen-url.h"
 
 static int
 terminal_url_run(struct tool_ctx *t, json_t **result, char *err,

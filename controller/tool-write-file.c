@@ -10,13 +10,9 @@
 
 #include "err.h"
 #include "json.h"
-#include "log.h"
 #include "tool.h"
-
-/* Shared with attach_file: write bytes to path with parents. */
-int	write_file_bytes(struct tool_ctx *t, const char *path,
-	    const void *data, size_t n, json_t **result, char *err,
-	    size_t errlen);
+#include "tool-write-file.h"
+#include "xmalloc.h"
 
 int
 write_file_bytes(struct tool_ctx *t, const char *path, const void *data,
@@ -35,10 +31,6 @@ write_file_bytes(struct tool_ctx *t, const char *path, const void *data,
 		    "%s", path, err);
 	return r;
 }
-
-/* content or content_base64, exactly one. */
-int	write_file_content(json_t *args, void **data, size_t *n, char *err,
-	    size_t errlen);
 
 int
 write_file_content(json_t *args, void **data, size_t *n, char *err,

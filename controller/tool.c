@@ -9,8 +9,8 @@
 
 #include "err.h"
 #include "json.h"
-#include "log.h"
 #include "tool.h"
+#include "xmalloc.h"
 
 static const struct tool_entry *const tool_all[] = {
 	&tool_observe_entry,

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "err.h"
-#include "log.h"
 #include "xfer.h"
+#include "xmalloc.h"
 
 void
 xfer_init(struct xfer *x, size_t high)

@@ -43,6 +43,7 @@
 #include "loop.h"
 #include "observe.h"
 #include "path.h"
+#include "xmalloc.h"
 
 struct act_job;
 

@@ -53,6 +53,7 @@
 #include "page.h"
 #include "path.h"
 #include "relay.h"
+#include "xmalloc.h"
 
 #ifndef GUESTD_BROWSER_DEFAULT
 #define GUESTD_BROWSER_DEFAULT	"chromium"

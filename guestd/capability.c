@@ -45,6 +45,7 @@
 #include "path.h"
 #include "rfb.h"
 #include "token.h"
+#include "xmalloc.h"
 
 #define CAP_TTL_MAX	(30LL * 86400)	/* seconds */
 #define CAP_BACKLOG	64

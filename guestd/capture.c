@@ -39,8 +39,8 @@
 
 #include "capture.h"
 #include "err.h"
-#include "log.h"
 #include "loop.h"
+#include "xmalloc.h"
 
 #define CAPTURE_HIST		64	/* damage boxes remembered (frames) */
 #define CAPTURE_MAX_PASSES	8	/* grabs per loop turn before yielding */

@@ -34,6 +34,7 @@
 #include "log.h"
 #include "loop.h"
 #include "wsframe.h"
+#include "xmalloc.h"
 
 #define CDP_INBUF_FIRST	(64 * 1024)
 

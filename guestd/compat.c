@@ -51,6 +51,7 @@
 #include "loop.h"
 #include "observe.h"
 #include "token.h"
+#include "xmalloc.h"
 
 #define COMPAT_CHUNK		(64 * 1024)
 #define COMPAT_DISCARD_MAX	(4 * 1024 * 1024)	/* then just close */

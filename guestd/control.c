@@ -36,6 +36,7 @@
 #include "proto.h"
 #include "redact.h"
 #include "token.h"
+#include "xmalloc.h"
 
 #define CONTROL_MAX_CONNS	32
 #define CONTROL_MAX_FENCES	4096

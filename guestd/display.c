@@ -48,6 +48,7 @@
 #include "log.h"
 #include "loop.h"
 #include "path.h"
+#include "xmalloc.h"
 
 #define DISPLAY_COOKIE_LEN	16
 #define DISPLAY_MAX_SLOTS	1000	/* slots tried above the first */

@@ -32,18 +32,18 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "control.h"
 #include "display.h"
 #include "err.h"
+#include "exec.h"
+#include "guestd.h"
 #include "json.h"
 #include "log.h"
+#include "loop.h"
+#include "path.h"
 #include "proto.h"
 #include "redact.h"
-
-#include "guestd/control.h"
-#include "guestd/exec.h"
-#include "guestd/guestd.h"
-#include "guestd/loop.h"
-#include "guestd/path.h"
+#include "xmalloc.h"
 
 #define EXEC_MAX_COMMAND	(256 * 1024)
 #define EXEC_MAX_STDIN		(1024 * 1024)

@@ -43,6 +43,7 @@
 #include "pty.h"
 #include "rfb.h"
 #include "token.h"
+#include "xmalloc.h"
 
 #define GW_CHUNK	(64 * 1024)	/* lws's receive buffer */
 /*

@@ -23,7 +23,7 @@
 #include "err.h"
 #include "keymap.h"
 #include "loop.h"
-#include "log.h"
+#include "xmalloc.h"
 
 /*
  * A spare keycode carries a lent keysym in column 0 and, only with

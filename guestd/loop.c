@@ -30,6 +30,7 @@
 #include "err.h"
 #include "log.h"
 #include "loop.h"
+#include "xmalloc.h"
 
 struct loop_fd {
 	struct lws		*wsi;

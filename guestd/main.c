@@ -41,6 +41,7 @@
 #include "rfb.h"
 #include "token.h"
 #include "workspace.h"
+#include "xmalloc.h"
 
 struct guestd_settings guestd;
 

@@ -28,10 +28,10 @@
 #include "display.h"
 #include "err.h"
 #include "json.h"
-#include "log.h"
 #include "observe.h"
 #include "proto.h"
 #include "work.h"
+#include "xmalloc.h"
 
 #define OBSERVE_MAX_SIDE	16384
 

@@ -30,10 +30,10 @@
 #include "control.h"
 #include "err.h"
 #include "json.h"
-#include "log.h"
 #include "page.h"
 #include "path.h"
 #include "token.h"
+#include "xmalloc.h"
 
 #define PAGE_WORLD		"rakazo-page"
 #define PAGE_MAX_SESSIONS	16

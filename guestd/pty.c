@@ -61,6 +61,7 @@
 #include "path.h"
 #include "pty.h"
 #include "token.h"
+#include "xmalloc.h"
 
 #define PTY_CHUNK	(64 * 1024)	/* one output message at most */
 #define PTY_PEND_MAX	(256 * 1024)	/* input not yet taken by the PTY */

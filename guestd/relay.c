@@ -49,6 +49,7 @@
 #include "log.h"
 #include "loop.h"
 #include "relay.h"
+#include "xmalloc.h"
 
 #define RELAY_MAX_CONNS	256
 

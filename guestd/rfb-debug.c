@@ -41,6 +41,7 @@
 #include "loop.h"
 #include "rfb.h"
 #include "rfb-int.h"
+#include "xmalloc.h"
 
 #define RFB_RELAY_CHUNK		(64 * 1024)
 #define RFB_RELAY_IN_MAX	(RFB_MSG_MAX + RFB_RELAY_CHUNK)

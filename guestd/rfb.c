@@ -55,6 +55,7 @@
 #include "loop.h"
 #include "rfb.h"
 #include "rfb-int.h"
+#include "xmalloc.h"
 
 #define RFB_SNDBUF		(8 * 1024 * 1024)
 #define RFB_CLIENT_WAIT_MS	500	/* a half message (none should come) */

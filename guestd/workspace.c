@@ -46,6 +46,7 @@
 #include "loop.h"
 #include "proto.h"
 #include "workspace.h"
+#include "xmalloc.h"
 
 #define WS_WHY_LEN	256
 #define WS_SAFE_NAME	160	/* an entry name quoted in an error */

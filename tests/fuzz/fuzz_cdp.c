@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdp.h"
 #include "err.h"
-#include "guestd/cdp.h"
-#include "guestd/guestd.h"
-#include "guestd/page.h"
+#include "guestd.h"
+#include "page.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "err.h"
-#include "guestd/path.h"
+#include "path.h"
 
 #define FUZZ_OUTSIDE	5
 

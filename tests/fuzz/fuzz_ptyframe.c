@@ -11,8 +11,8 @@
 #include <stdlib.h>
 
 #include "err.h"
-#include "guestd/guestd.h"
-#include "guestd/pty.h"
+#include "guestd.h"
+#include "pty.h"
 
 /* pty.c reads the settings; main.c is not linked here. */
 struct guestd_settings guestd;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "err.h"
-#include "guestd/rfb.h"
+#include "rfb.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -32,7 +32,7 @@
 
 #include "err.h"
 #include "guest-client.h"
-#include "log.h"
+#include "xmalloc.h"
 
 #define SHOT_MAX_PIXELS	16
 #define SHOT_MAX_BYTES	(256 * 1024 * 1024)

@@ -39,7 +39,7 @@
 
 #include <libwebsockets.h>
 
-#include "../rfbwire.h"
+#include "rfbwire.h"
 
 #define RP_TIMEOUT_MS	10000
 

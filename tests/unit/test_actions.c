@@ -17,8 +17,8 @@
 #include <cmocka.h>
 #include <X11/keysym.h>
 
+#include "actions.h"
 #include "err.h"
-#include "guestd/actions.h"
 
 static struct actions_batch	*b;
 static struct actions_error	 e;

@@ -17,10 +17,10 @@
 #include <cmocka.h>
 #include <X11/keysym.h>
 
+#include "actions.h"
+#include "compat.h"
 #include "err.h"
-#include "guestd/actions.h"
-#include "guestd/compat.h"
-#include "guestd/guestd.h"
+#include "guestd.h"
 
 /* compat.c starts launches with exec.c, which reads the settings. */
 struct guestd_settings guestd;

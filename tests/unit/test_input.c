@@ -26,9 +26,9 @@
 #include <X11/Xlib.h>
 #include <X11/keysym.h>
 
+#include "actions.h"
 #include "err.h"
-#include "guestd/actions.h"
-#include "guestd/input.h"
+#include "input.h"
 
 #define MAXLINES	4096
 #define LINE_TIMEOUT_MS	10000

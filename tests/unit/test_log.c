@@ -1,12 +1,16 @@
 /*
  * log: lines have the documented shape, the level filter holds, secrets
  * are masked on the way out, one event is one line, and log_quote quotes
- * exactly when needed and stays in bounds.
+ * exactly when needed and stays in bounds; fatal() reports through the
+ * log once it is set up.
  */
 #define _GNU_SOURCE
+#include <sys/wait.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +21,7 @@
 #include <cmocka.h>
 
 #include "log.h"
+#include "xmalloc.h"
 
 static int	 pfd[2];
 
@@ -203,6 +208,25 @@ test_xalloc(void **state)
 	free(xmalloc(0));
 }
 
+/* xmalloc.c sits below the log; log_init() routes fatal() through it. */
+static void
+test_fatal(void **state)
+{
+	char	*s;
+	pid_t	 pid;
+	int	 st;
+
+	if ((pid = fork()) == 0)
+		fatal("broken with token=abc");
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+	s = drain();
+	assert_non_null(strstr(s, " level=error ident=testd event=fatal msg="));
+	assert_non_null(strstr(s, "token=[REDACTED]"));
+	assert_null(strstr(s, "abc"));
+}
+
 int
 main(void)
 {
@@ -214,6 +238,7 @@ main(void)
 		cmocka_unit_test(test_errno_kept),
 		cmocka_unit_test(test_quote),
 		cmocka_unit_test(test_xalloc),
+		cmocka_unit_test(test_fatal),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

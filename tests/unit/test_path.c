@@ -28,7 +28,7 @@
 #include <cmocka.h>
 
 #include "err.h"
-#include "guestd/path.h"
+#include "path.h"
 
 static char	 top[1024];		/* temp dir holding root/ and outside/ */
 static char	 rootdir[1100];

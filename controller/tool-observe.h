@@ -1,0 +1,15 @@
+/*
+ * computer_observe's helper shared with the tools that need a desktop
+ * before they act (act, launch_app, open_path, screen_url).
+ */
+#ifndef CONTROLLER_TOOL_OBSERVE_H
+#define CONTROLLER_TOOL_OBSERVE_H
+
+#include <stddef.h>
+
+struct tool_ctx;
+
+/* Open the bot's desktop (guestd display.open); idempotent. */
+int	observe_open_desktop(struct tool_ctx *t, char *err, size_t errlen);
+
+#endif

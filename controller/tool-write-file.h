@@ -1,0 +1,24 @@
+/*
+ * write_file's helpers shared with attach_file.
+ */
+#ifndef CONTROLLER_TOOL_WRITE_FILE_H
+#define CONTROLLER_TOOL_WRITE_FILE_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+struct tool_ctx;
+
+/* Write n bytes to path in the workspace atomically, with parents. */
+int	write_file_bytes(struct tool_ctx *t, const char *path,
+	    const void *data, size_t n, json_t **result, char *err,
+	    size_t errlen);
+/*
+ * The bytes of args' "content" (text) or "content_base64", exactly one,
+ * in *data (malloc'd, the caller frees) and *n.
+ */
+int	write_file_content(json_t *args, void **data, size_t *n, char *err,
+	    size_t errlen);
+
+#endif
