@@ -48,6 +48,7 @@
 
 #include <sys/inotify.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -117,6 +118,7 @@ struct serve_job {
 	int			 public;	/* counted in serve_npublic */
 	/* The body deadline (serve_body_fire). */
 	lws_sorted_usec_list_t	 body_sul;
+	lws_sorted_usec_list_t	 peer_sul;	/* has the client left? */
 	int64_t			 win_bytes;	/* body bytes this window */
 	int			 expired;	/* too slow: answered, closing */
 	struct api_resp		 resp;
@@ -163,6 +165,7 @@ serve_job_free(struct serve_job *j)
 	xfer_release(&j->in);
 	xfer_release(&j->out);
 	lws_sul_cancel(&j->body_sul);
+	lws_sul_cancel(&j->peer_sul);
 	if (j->public)
 		serve_npublic--;
 	else
@@ -344,12 +347,49 @@ serve_job_new(struct lws *wsi, const char *method, const char *uri,
 	return j;
 }
 
+/*
+ * Whether the client of a running request has left.  lws stops reading a
+ * connection while its transaction runs, so a client that closes (EOF) is
+ * not seen until serve writes the reply: a long poll would hold its slot
+ * for its whole wait.  While a request whose body is read runs, peek at
+ * its socket once a second; EOF or an error ends the connection, and the
+ * task sees it gone.  Bytes of a pipelined request are left for lws.
+ * Only requests in flight arm it: an idle serve has no timer.
+ */
+#define SERVE_PEER_CHECK_MS	1000
+
+static void
+serve_peer_fire(lws_sorted_usec_list_t *sul)
+{
+	struct serve_job	*j = lws_container_of(sul, struct serve_job,
+				    peer_sul);
+	char			 c;
+	ssize_t			 n;
+
+	if (j->wsi == NULL || j->done || j->replied)
+		return;
+	n = recv(lws_get_socket_fd(j->wsi), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != EINTR)) {
+		log_debug("serve.peer_gone", "method=%s", j->method);
+		lws_set_timeout(j->wsi, PENDING_TIMEOUT_HTTP_CONTENT,
+		    LWS_TO_KILL_ASYNC);
+		return;
+	}
+	lws_sul_schedule(serve_ctx, 0, &j->peer_sul, serve_peer_fire,
+	    SERVE_PEER_CHECK_MS * LWS_US_PER_MS);
+}
+
 static void
 serve_start(struct serve_job *j)
 {
-	if (task_spawn(serve_job_run, j) == 0)
+	if (task_spawn(serve_job_run, j) == 0) {
 		j->running = 1;
-	else {
+		if (j->body_done && !j->streamin)
+			lws_sul_schedule(serve_ctx, 0, &j->peer_sul,
+			    serve_peer_fire,
+			    SERVE_PEER_CHECK_MS * LWS_US_PER_MS);
+	} else {
 		serve_local_error(j, HTTP_STATUS_SERVICE_UNAVAILABLE, ERR_BUSY);
 		lws_callback_on_writable(j->wsi);
 	}
@@ -776,6 +816,7 @@ serve_detach(struct lws *wsi, struct serve_job *j)
 {
 	lws_set_opaque_user_data(wsi, NULL);
 	lws_sul_cancel(&j->body_sul);
+	lws_sul_cancel(&j->peer_sul);
 	if (j->running && !j->done) {
 		j->wsi = NULL;	/* the task frees it */
 		/* A long poll ends now instead of at its wait_ms. */
