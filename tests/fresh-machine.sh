@@ -126,7 +126,7 @@ if [ "${1:-}" = "--inner" ]; then
 	[ "$line" = ready ] || die "could not make the root a namespace's root"
 	NS=$(readlink "/proc/$HOLDER/ns/mnt")
 
-	ENTER_BARE=(nsenter --mount="/proc/$HOLDER/ns/mnt" --root --wd)
+	ENTER_BARE=(nsenter --target "$HOLDER" --mount --root --wd)
 
 	# Every process still running in the fresh root (its namespace),
 	# but the holder.
