@@ -606,6 +606,18 @@ local_exec_guestd(struct provider *p, const char *dir, const char *home,
 		dup2(fd, 0);
 	signal(SIGPIPE, SIG_DFL);
 	if (uid >= 0) {
+		char	*argv[] = { (char *)p->cfg.guestd, "--listen",
+		    "127.0.0.1:0", "--workspace", (char *)home,
+		    "--ready-file", (char *)ready, "--gateway", "127.0.0.1:0",
+		    NULL };
+		int	 exe = -1;
+
+		/* Opened while still root: a build tree in a private home
+		 * (/root is mode 0700) is out of the computer's uid's reach
+		 * by path, and the binary needs no more than its own mode's
+		 * execute bit when run from the descriptor. */
+		if (strchr(p->cfg.guestd, '/') != NULL)
+			exe = open(p->cfg.guestd, O_RDONLY | O_CLOEXEC);
 		if (setgroups(0, NULL) != 0 ||
 		    setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) != 0 ||
 		    setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) != 0 ||
@@ -621,9 +633,14 @@ local_exec_guestd(struct provider *p, const char *dir, const char *home,
 		    setenv("TMPDIR", tmp, 1) != 0 ||
 		    setenv("GUESTD_SECRET", secret, 1) != 0)
 			_exit(126);
-		execlp(p->cfg.guestd, p->cfg.guestd, "--listen", "127.0.0.1:0",
-		    "--workspace", home, "--ready-file", ready,
-		    "--gateway", "127.0.0.1:0", (char *)NULL);
+		/* A script (no ELF) cannot run from a close-on-exec
+		 * descriptor: then by path, as before. */
+		if (exe >= 0)
+			fexecve(exe, argv, environ);
+		execvp(p->cfg.guestd, argv);
+		fprintf(stderr, "rakazoctl: cannot run %s as uid %ld: %s\n",
+		    p->cfg.guestd, uid, strerror(errno));
+		_exit(127);
 	} else if (geteuid() == 0)
 		execlp(p->cfg.guestd, p->cfg.guestd, "--listen", "127.0.0.1:0",
 		    "--secret-file", secretp, "--workspace", home,

@@ -59,6 +59,15 @@ else
 	KEEP=0
 fi
 chmod 755 "$D"
+# guestd serves the terminal page's files as the computer's own user: a
+# build tree in a private home (/root is mode 0700) is out of its reach,
+# so it gets a copy here, in the demo's dir that user can read.
+if [ -d "$ASSETS" ]; then
+	rm -rf "$D/term-assets"
+	cp -R "$ASSETS" "$D/term-assets"
+	chmod -R a+rX "$D/term-assets"
+	ASSETS="$D/term-assets"
+fi
 USER_ARGS=()
 # As root the computer gets a uid of its own; RAKAZO_DEMO_USER runs it as
 # that existing user instead.
@@ -91,7 +100,7 @@ trap 'echo; echo "stopping"; exit 0' INT TERM
 say "start the controller (data in $D/data, local provider)"
 rm -f "$D/ready"
 mkfifo -m 600 "$D/ready"
-# guestd serves the terminal page from the build tree.  setsid: out of the
+# guestd serves the terminal page from the copy above.  setsid: out of the
 # terminal's process group, so Ctrl-C leaves it to cleanup() to stop the
 # computer first and the controller after.  (A script has no job control:
 # this background child is no group leader, so setsid does not fork and $!

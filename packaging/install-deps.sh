@@ -40,6 +40,8 @@ done
 
 # Node for the browser tests (tests/integration/screen-novnc.sh): any
 # node and npm on PATH will do (NodeSource's included); Debian's otherwise.
+# Debian 12's is Node 18, so tests/browser pins the newest playwright-core
+# that still runs on it (1.61.x; 1.62 and later need Node 20).
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	missing="$missing nodejs npm"
 fi

@@ -2,7 +2,9 @@
 # The README's Quick start on a fresh Debian 12 machine, proven from a clean
 # state: a new Debian 12 root made with debootstrap, a clean `git clone` of
 # this repository's HEAD (committed work only) copied into it, and the two
-# README commands run inside it through chroot, as root:
+# README commands run inside it as root, with the root made the root of a
+# mount namespace of its own (pivot_root; a chroot would keep Chromium's
+# sandbox from its user namespaces):
 #
 #   1. ./packaging/demo.sh: bounded; it must print the screen URL with a
 #      window manager running on alice's desktop and none exited; then it
@@ -10,6 +12,10 @@
 #      leave no guestd, Xvfb or window manager behind and remove its temp
 #      data dir.
 #   2. ./.ci/run: must end "N passed, 0 failed".
+#
+# The clone is /root/rakazo-computer, where root cloning into its home
+# puts it: /root is mode 0700, so nothing the tests give guestd (which
+# runs as nobody or the computer's own uid) may be read from the checkout.
 #
 # Not part of .ci/run (it takes far longer than CI's budget: debootstrap,
 # every package, then the whole of .ci/run).  Needs root, network access to
@@ -32,7 +38,14 @@
 #   RAKAZO_FRESH_DIR        where the root goes (default: a new temp dir
 #                           under /var/tmp, removed at the end)
 #   RAKAZO_FRESH_KEEP=1     keep the root afterwards
-#   RAKAZO_FRESH_STEPS      "demo ci" (default), or one of them
+#   RAKAZO_FRESH_REUSE=1    RAKAZO_FRESH_DIR holds a root an earlier run
+#                           kept: no debootstrap, its clone is reset to
+#                           this checkout's HEAD (its packages and npm
+#                           modules stay), and it is kept again
+#   RAKAZO_FRESH_STEPS      "demo ci" (default), one of them, or "check":
+#                           dependencies, build in build/ and `make check
+#                           TESTS="$RAKAZO_FRESH_TESTS"` (a quicker look
+#                           at some tests; log check.log)
 #   RAKAZO_DEMO_TIMEOUT     seconds the demo may take to print its URL,
 #                           dependencies and build included (default 2400)
 # Logs: demo.log and ci.log in the fresh dir, and the end of each on failure.
@@ -40,6 +53,7 @@
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
+CLONE=/root/rakazo-computer
 STEPS=${RAKAZO_FRESH_STEPS:-demo ci}
 DEMO_TIMEOUT=${RAKAZO_DEMO_TIMEOUT:-2400}
 
@@ -76,22 +90,14 @@ if [ "${1:-}" = "--inner" ]; then
 	ROOT=$2
 	FRESH=$3
 
-	# Every process still running in the fresh root.
-	in_root() {
-		local p
-		for p in /proc/[0-9]*; do
-			[ "$(readlink "$p/root" 2>/dev/null)" = "$ROOT" ] &&
-			    echo "${p#/proc/}"
-		done
-		return 0
-	}
-	stop_root() {
-		local pids
-		pids=$(in_root)
-		[ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
-	}
-	trap stop_root EXIT
-
+	# The root becomes the root of a mount namespace of its own
+	# (pivot_root), not a chroot: the kernel refuses user namespaces
+	# (unshare(2) CLONE_NEWUSER: EPERM) to a chrooted process, and
+	# Chromium's sandbox needs them, as every browser test does.  This
+	# script's own namespace keeps the host's view (its logs, /proc of
+	# the root's processes); a holder process makes the root's namespace
+	# and keeps it alive, and each command enters it with nsenter.
+	mount --bind "$ROOT" "$ROOT"
 	mount -t proc proc "$ROOT/proc"
 	mount -t sysfs sysfs "$ROOT/sys"
 	mount --bind /dev "$ROOT/dev"
@@ -102,6 +108,53 @@ if [ "${1:-}" = "--inner" ]; then
 	[ ! -e "$ROOT/dev/pts/ptmx" ] ||
 		mount --bind "$ROOT/dev/pts/ptmx" "$ROOT/dev/ptmx"
 	mount -t tmpfs -o mode=1777 shm "$ROOT/dev/shm"
+	mkdir -p "$ROOT/.oldroot"
+
+	# The holder says "ready" on a FIFO once the root is its namespace's
+	# root and the host's tree is gone from it.
+	rm -f "$FRESH/holder.ready"
+	mkfifo -m 600 "$FRESH/holder.ready"
+	exec 5<>"$FRESH/holder.ready"
+	unshare --mount --propagation private /bin/sh -c '
+	    exec 3>"$2" && cd "$1" && pivot_root . .oldroot &&
+	    umount -l /.oldroot && cd / && echo ready >&3 && exec 3>&- &&
+	    exec sleep infinity' sh "$ROOT" "$FRESH/holder.ready" &
+	HOLDER=$!
+	read -t 30 -r line <&5 || line=""
+	exec 5<&-
+	rm -f "$FRESH/holder.ready"
+	[ "$line" = ready ] || die "could not make the root a namespace's root"
+	NS=$(readlink "/proc/$HOLDER/ns/mnt")
+
+	ENTER_BARE=(nsenter --target "$HOLDER" --mount --root --wd)
+
+	# Every process still running in the fresh root (its namespace),
+	# but the holder.
+	in_root() {
+		local p
+		for p in /proc/[0-9]*; do
+			[ "${p#/proc/}" != "$HOLDER" ] || continue
+			[ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$NS" ] &&
+			    echo "${p#/proc/}"
+		done
+		return 0
+	}
+	stop_root() {
+		local pids
+		pids=$(in_root)
+		[ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+	}
+	stop_all() {
+		stop_root
+		kill -KILL "$HOLDER" 2>/dev/null || true
+	}
+	trap stop_all EXIT
+
+	# What Chromium's sandbox needs: an unprivileged user may make a
+	# user namespace in the root (a chroot fails this).
+	if ! "${ENTER_BARE[@]}" runuser -u nobody -- unshare -Ur true; then
+		die "unprivileged user namespaces fail in the root"
+	fi
 
 	# The site's extra trust anchors, if any, for Node too (npm uses its
 	# own list otherwise).
@@ -109,14 +162,15 @@ if [ "${1:-}" = "--inner" ]; then
 	[ ! -s "$ROOT/usr/local/share/ca-certificates/fresh-site.crt" ] ||
 		CA_ENV=(NODE_EXTRA_CA_CERTS=/usr/local/share/ca-certificates/fresh-site.crt)
 
-	# run CMD: a shell command in the fresh root, as root, in the clone,
-	# with a fresh machine's environment (nothing of ours leaks in).
+	# ENTER CMD...: CMD in the fresh root, as root, with a fresh machine's
+	# environment (nothing of ours leaks in).
+	ENTER=("${ENTER_BARE[@]}" /usr/bin/env -i HOME=/root LANG=C.UTF-8
+	    TERM=dumb SHELL=/bin/bash USER=root LOGNAME=root
+	    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+	    "${CA_ENV[@]}")
+	# run CMD: a shell command in the fresh root, in the clone.
 	run() {
-		chroot "$ROOT" /usr/bin/env -i HOME=/root LANG=C.UTF-8 \
-		    TERM=dumb SHELL=/bin/bash USER=root LOGNAME=root \
-		    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		    "${CA_ENV[@]}" \
-		    /bin/bash -c "cd /root/rakazo-computer && $1"
+		"${ENTER[@]}" /bin/bash -c "cd $CLONE && $1"
 	}
 
 	ok=1
@@ -132,12 +186,8 @@ if [ "${1:-}" = "--inner" ]; then
 			# ignored: a script's background jobs start with it
 			# ignored, which a shell cannot trap.
 			setsid env --default-signal=INT \
-			    chroot "$ROOT" /usr/bin/env -i HOME=/root \
-			    LANG=C.UTF-8 TERM=dumb SHELL=/bin/bash USER=root \
-			    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-			    "${CA_ENV[@]}" \
-			    /bin/bash -c 'cd /root/rakazo-computer &&
-				exec ./packaging/demo.sh' \
+			    "${ENTER[@]}" \
+			    /bin/bash -c "cd $CLONE && exec ./packaging/demo.sh" \
 			    </dev/null >"$log" 2>&1 &
 			demo=$!
 			end=$((SECONDS + DEMO_TIMEOUT))
@@ -239,6 +289,26 @@ if [ "${1:-}" = "--inner" ]; then
 			fi
 			stop_root
 			;;
+		check)
+			say "build and make check TESTS=... (log: $FRESH/check.log)"
+			rc=0
+			run './packaging/install-deps.sh && autoreconf -fi &&
+			    mkdir -p build && cd build &&
+			    { [ -f Makefile ] || ../configure -q; } &&
+			    make -j"$(nproc)" -s &&
+			    make check TESTS="'"${RAKAZO_FRESH_TESTS:-}"'"' \
+			    >"$FRESH/check.log" 2>&1 || rc=$?
+			grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):' \
+			    "$FRESH/check.log" || true
+			if [ "$rc" -eq 0 ]; then
+				echo "check: PASS"
+			else
+				echo "check: FAIL (status $rc); the end of its log:" >&2
+				tail -n 60 "$FRESH/check.log" >&2
+				ok=0
+			fi
+			stop_root
+			;;
 		*)
 			die "unknown step '$step' in RAKAZO_FRESH_STEPS"
 			;;
@@ -249,7 +319,7 @@ if [ "${1:-}" = "--inner" ]; then
 fi
 
 # ---- the outer part: the fresh root ----------------------------------------
-[ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, chroot, mount)"
+[ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, mount, pivot_root)"
 command -v git >/dev/null 2>&1 || die "git is needed to clone this checkout"
 git -C "$SRC" rev-parse --verify -q HEAD >/dev/null ||
 	die "$SRC is not a git checkout"
@@ -275,8 +345,14 @@ else
 fi
 FRESH=$(cd "$FRESH" && pwd)
 ROOT=$FRESH/root
+REUSE=${RAKAZO_FRESH_REUSE:-0}
+if [ "$REUSE" = 1 ]; then
+	[ -n "${RAKAZO_FRESH_DIR:-}" ] && [ -x "$ROOT/bin/bash" ] &&
+	    [ -d "$ROOT$CLONE/.git" ] ||
+		die "RAKAZO_FRESH_REUSE=1: no kept root in RAKAZO_FRESH_DIR"
+fi
 cleanup() {
-	if [ "${RAKAZO_FRESH_KEEP:-0}" = 1 ]; then
+	if [ "${RAKAZO_FRESH_KEEP:-0}" = 1 ] || [ "$REUSE" = 1 ]; then
 		echo "fresh-machine: kept $FRESH"
 	elif [ -z "${RAKAZO_FRESH_DIR:-}" ]; then
 		# Only if nothing is mounted there any more.
@@ -287,6 +363,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
+if [ "$REUSE" = 1 ]; then
+	say "the kept root in $ROOT, its clone reset to $(git -C "$SRC" \
+	    rev-parse --short HEAD)"
+	git -C "$ROOT$CLONE" fetch -q "$SRC" HEAD
+	git -C "$ROOT$CLONE" checkout -q -f --detach FETCH_HEAD
+	git -C "$ROOT$CLONE" clean -q -fdx
+else
 say "a fresh Debian 12 root in $ROOT (mirror $MIRROR)"
 debootstrap bookworm "$ROOT" "$MIRROR" >"$FRESH/debootstrap.log" 2>&1 || {
 	tail -n 30 "$FRESH/debootstrap.log" >&2
@@ -310,9 +393,9 @@ if [ "$CA" != none ] && [ -n "$CA" ]; then
 fi
 
 say "a clean clone of $(git -C "$SRC" rev-parse --short HEAD)"
-git clone -q --no-checkout "$SRC" "$ROOT/root/rakazo-computer"
-git -C "$ROOT/root/rakazo-computer" checkout -q --detach \
-    "$(git -C "$SRC" rev-parse HEAD)"
+git clone -q --no-checkout "$SRC" "$ROOT$CLONE"
+git -C "$ROOT$CLONE" checkout -q --detach "$(git -C "$SRC" rev-parse HEAD)"
+fi
 
 rc=0
 RAKAZO_FRESH_STEPS=$STEPS unshare --mount --propagation private \

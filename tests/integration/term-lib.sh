@@ -8,6 +8,15 @@ export GUESTD_DISPLAY_FIRST
 # Session files land here, so a test can see them go.
 mkdir -p "$T/tmp"
 chmod 1777 "$T/tmp"
+# guestd reads the page's files on each request, as the user it runs as
+# (nobody, when the tests run as root): a checkout in a private home
+# (/root is mode 0700) is out of that user's reach, so guestd gets a copy
+# in this test's own dir, which it can read.
+if [ "$(id -u)" -eq 0 ] && [ -d "${TERM_ASSETS:-}" ]; then
+	cp -R "$TERM_ASSETS" "$T/term-assets"
+	chmod -R a+rX "$T/term-assets"
+	TERM_ASSETS="$T/term-assets"
+fi
 
 # term_start [guestd args...]
 term_start() {
