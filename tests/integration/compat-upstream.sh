@@ -193,10 +193,12 @@ done
 kill "$pid" 2>/dev/null || :
 
 # ---- two requests at once: the second waits its turn -------------------
+# Earlier requests logged their own lines: count from here on.
+n0=$(grep -c 'compat.begin' "$GUESTD_LOG")
 ( RESP="$T/resp-first" replay wait; [ "$CODE" = 200 ] ) &
 first=$!
 for _ in $(seq 1 200); do
-	grep -q 'compat.begin.*steps=1' "$GUESTD_LOG" && break
+	[ "$(grep -c 'compat.begin' "$GUESTD_LOG")" -gt "$n0" ] && break
 	sleep 0.05
 done
 replay key
@@ -204,10 +206,11 @@ ok "queued request"
 wait "$first" || t_fail "the first request failed"
 next_matching "key press keysym=0xff0d *" >/dev/null
 # It began only after the first one ended.
-b=$(grep -n 'compat.begin' "$GUESTD_LOG" | tail -2 | cut -d: -f1 | tr '\n' ' ')
-e=$(grep -n 'compat.desktop display=.* steps=1 ' "$GUESTD_LOG" | tail -1 |
+set -- $(grep -n 'compat.begin' "$GUESTD_LOG" | sed -n "$((n0 + 1)),$((n0 + 2))p" |
     cut -d: -f1)
-set -- $b
+[ $# -eq 2 ] || t_fail "two requests did not begin"
+e=$(grep -n 'compat.desktop display=' "$GUESTD_LOG" |
+    awk -F: -v b="$1" '$1 > b { print $1; exit }')
 [ -n "$e" ] && [ "$e" -lt "$2" ] || t_fail "the second began before the first ended"
 
 kill -0 "$GUESTD_PID" || t_fail "guestd died"
