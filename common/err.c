@@ -4,7 +4,9 @@
  * names never change once published because clients match on them.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "err.h"
 
@@ -196,4 +198,46 @@ err_from_errno(int errnum)
 	default:
 		return ERR_IO;
 	}
+}
+
+int
+errmsg_set(struct errmsg *e, int code, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (e == NULL)
+		return code;
+	e->code = code;
+	va_start(ap, fmt);
+	if (vsnprintf(e->msg, sizeof(e->msg), fmt, ap) < 0)
+		e->msg[0] = '\0';
+	va_end(ap);
+	return code;
+}
+
+int
+errmsg_code(struct errmsg *e, int code)
+{
+	if (e != NULL) {
+		e->code = code;
+		e->msg[0] = '\0';
+	}
+	return code;
+}
+
+void
+errmsg_clear(struct errmsg *e)
+{
+	if (e != NULL) {
+		e->code = 0;
+		e->msg[0] = '\0';
+	}
+}
+
+const char *
+errmsg_str(const struct errmsg *e)
+{
+	if (e == NULL)
+		return err_message(ERR_INTERNAL);
+	return e->msg[0] != '\0' ? e->msg : err_message(e->code);
 }

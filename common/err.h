@@ -87,4 +87,27 @@ const char	*err_message(int code);
 /* Map an errno value to the closest code (ENOENT -> ERR_NOT_FOUND ...). */
 int		 err_from_errno(int errnum);
 
+/*
+ * The one error sink: a failing function stores its code and a sentence
+ * for a person here and returns the code, so callers pass one pointer
+ * instead of a char buffer and its length.  The sentence may quote a
+ * peer's words, so it is redacted where it is logged, not here.
+ */
+#define ERRMSG_MAX	512
+
+struct errmsg {
+	int	code;			/* ERR_*; 0 while nothing failed */
+	char	msg[ERRMSG_MAX];	/* "" means err_message(code) */
+};
+
+/* Record code with a printf sentence; returns code.  e may be NULL. */
+int		 errmsg_set(struct errmsg *e, int code, const char *fmt, ...)
+		    __attribute__((format(printf, 3, 4)));
+/* Record code with its table sentence; returns code.  e may be NULL. */
+int		 errmsg_code(struct errmsg *e, int code);
+/* Forget what was recorded. */
+void		 errmsg_clear(struct errmsg *e);
+/* The sentence: msg, or err_message(code) when msg is empty. */
+const char	*errmsg_str(const struct errmsg *e);
+
 #endif

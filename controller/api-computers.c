@@ -25,7 +25,7 @@
 #include "api.h"
 #include "api-int.h"
 #include "provider.h"
-#include "run.h"
+#include "run-record.h"
 #include "store.h"
 #include "task.h"
 
@@ -96,13 +96,13 @@ api_computers_ensure_running(struct api_ctx *x, struct store_computer *c)
 	if (provider_alive(x->a->prov, c) == 1)
 		goto out;
 	if (strcmp(c->state, "running") == 0)
-		(void)run_ended(x->s, c->id, RUN_GONE);
+		(void)run_record_ended(x->s, c->id, RUN_GONE);
 	if ((r = provider_start(x->a->prov, c, x->err, sizeof x->err)) != 0)
 		goto out;
 	snprintf(c->state, sizeof c->state, "running");
 	c->updated_ms = c->last_used_ms = store_now_ms();
 	if ((r = store_computer_update(x->s, c)) != 0 ||
-	    (r = run_started(x->s, c->id)) != 0)
+	    (r = run_record_started(x->s, c->id)) != 0)
 		goto out;
 	log_info("computer.started", "computer=%s provider=%s", c->id,
 	    c->provider);
@@ -248,7 +248,7 @@ api_computers_halt(struct api_ctx *x, struct store_computer *c,
 	    provider_stop(x->a->prov, c);
 	if (r != 0)
 		return r;
-	if ((r = run_ended(x->s, c->id, reason)) != 0)
+	if ((r = run_record_ended(x->s, c->id, reason)) != 0)
 		return r;
 	if (destroy)
 		return store_computer_delete(x->s, c->id);

@@ -40,7 +40,7 @@
 #include "lease.h"
 #include "provider.h"
 #include "store.h"
-#include "xfer.h"
+#include "bytepipe.h"
 #include "xmalloc.h"
 
 #define FILES_PIECE		(1024 * 1024)
@@ -56,13 +56,13 @@ struct api_files_args {
 /* The body of a PUT as a provider source. */
 struct api_files_src {
 	struct provider_src	 ps;
-	struct xfer		*in;
+	struct bytepipe		*in;
 	int64_t			 got;
 };
 
 /* A GET's ranges into the reply pipe. */
 struct api_files_sink {
-	struct xfer		*out;
+	struct bytepipe		*out;
 	int64_t			 n;
 };
 
@@ -230,10 +230,10 @@ api_files_src_read(void *arg, uint8_t *p, size_t max, int *end)
 	struct api_files_src	*fs = arg;
 	size_t			 n;
 
-	n = xfer_get(fs->in, p, max);
+	n = bytepipe_get(fs->in, p, max);
 	fs->got += (int64_t)n;
 	/* A break (the client left) ends the body short: guestd refuses. */
-	if (xfer_drained(fs->in))
+	if (bytepipe_drained(fs->in))
 		*end = 1;
 	return (ssize_t)n;
 }
@@ -355,7 +355,7 @@ api_files_sink_write(void *arg, const uint8_t *p, size_t n)
 
 	if (fk->out->broken != 0)
 		return fk->out->broken;
-	xfer_put(fk->out, p, n);
+	bytepipe_put(fk->out, p, n);
 	fk->n += (int64_t)n;
 	return 0;
 }
@@ -406,7 +406,7 @@ api_files_stream(struct api_ctx *x, struct store_computer *c,
 	int	 r;
 
 	while (off < size) {
-		if ((r = xfer_wait_room(x->q->out, -1)) != 0)
+		if ((r = bytepipe_wait_room(x->q->out, -1)) != 0)
 			return r;
 		if ((r = api_files_range(x, c, fa, off, &sz, &len)) != 0)
 			return r;
@@ -455,9 +455,9 @@ api_files_get(struct api_ctx *x, const char **arg)
 		if (x->q->out->broken == 0)
 			log_warn("files.get_failed", "computer=%s bot=%s "
 			    "code=%s", id, fa.bot, err_name(r));
-		xfer_break(x->q->out, r);
+		bytepipe_break(x->q->out, r);
 	} else
-		xfer_end(x->q->out);
+		bytepipe_end(x->q->out);
 done:
 	free(fa.buf);
 }

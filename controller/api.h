@@ -38,7 +38,7 @@
 #include <stdint.h>
 
 #include "provider.h"
-#include "xfer.h"
+#include "bytepipe.h"
 
 #define API_MAX_BODY	(1024 * 1024)
 /* PUT .../files: the largest body, and the pipes' high-water marks. */
@@ -73,8 +73,8 @@ struct api_req {
 	int		 too_large;	/* the body passed API_MAX_BODY */
 	/* Streaming (api_files_streams_body(), GET .../files), else NULL. */
 	int64_t		 length;	/* Content-Length; -1 none */
-	struct xfer	*in;		/* the body, while it arrives */
-	struct xfer	*out;		/* a streamed reply's bytes */
+	struct bytepipe	*in;		/* the body, while it arrives */
+	struct bytepipe	*out;		/* a streamed reply's bytes */
 	/* Send the headers of a streamed reply (out->stream set) now. */
 	void		(*respond)(void *arg);
 	void		*respond_arg;

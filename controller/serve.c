@@ -73,12 +73,12 @@
 #include "cli.h"
 #include "guest-client.h"
 #include "provider.h"
-#include "run.h"
+#include "run-record.h"
 #include "serve-req.h"
 #include "store.h"
 #include "sweep.h"
 #include "task.h"
-#include "xfer.h"
+#include "bytepipe.h"
 #include "xmalloc.h"
 
 /*
@@ -127,7 +127,7 @@ struct serve_job {
 	int			 body_done;	/* all of it arrived */
 	int			 rx_paused;	/* in is full: not reading */
 	int			 replied;	/* answered before body_done */
-	struct xfer		 in, out;
+	struct bytepipe		 in, out;
 	int			 streaming;	/* the reply comes from out */
 	int			 hdr_sent;
 	int64_t			 out_left;
@@ -162,8 +162,8 @@ serve_job_free(struct serve_job *j)
 	}
 	free(j->body);
 	free(j->resp.body);
-	xfer_release(&j->in);
-	xfer_release(&j->out);
+	bytepipe_release(&j->in);
+	bytepipe_release(&j->out);
 	lws_sul_cancel(&j->body_sul);
 	lws_sul_cancel(&j->peer_sul);
 	if (j->public)
@@ -338,10 +338,10 @@ serve_job_new(struct lws *wsi, const char *method, const char *uri,
 	j->query = serve_query(wsi);
 	j->auth = serve_hdr(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
 	j->length = -1;
-	xfer_init(&j->in, API_PIPE_IN_HIGH);
+	bytepipe_init(&j->in, API_PIPE_IN_HIGH);
 	j->in.on_room = serve_in_room;
 	j->in.on_room_arg = j;
-	xfer_init(&j->out, API_PIPE_OUT_HIGH);
+	bytepipe_init(&j->out, API_PIPE_OUT_HIGH);
 	j->out.on_data = serve_out_data;
 	j->out.on_data_arg = j;
 	return j;
@@ -447,7 +447,7 @@ serve_write_stream(struct lws *wsi, struct serve_job *j)
 	while (j->out_left > 0) {
 		want = j->out_left < SERVE_CHUNK ? (size_t)j->out_left :
 		    SERVE_CHUNK;
-		if ((n = xfer_get(&j->out, buf + LWS_PRE, want)) == 0) {
+		if ((n = bytepipe_get(&j->out, buf + LWS_PRE, want)) == 0) {
 			if (j->out.broken != 0 || j->out.end || j->done)
 				return -1;
 			/* Our side is slow, not the client. */
@@ -738,8 +738,8 @@ serve_body_stream(struct lws *wsi, struct serve_job *j, const void *in,
 	j->win_bytes += (int64_t)len;
 	if (j->done || j->replied)
 		return 0;
-	xfer_put(&j->in, in, len);
-	if (xfer_full(&j->in) && !j->rx_paused) {
+	bytepipe_put(&j->in, in, len);
+	if (bytepipe_full(&j->in) && !j->rx_paused) {
 		j->rx_paused = 1;
 		lws_rx_flow_control(wsi, 0);
 		/* Waiting for guestd is not the client's fault. */
@@ -788,7 +788,7 @@ serve_intake(struct lws *wsi, const char *uri)
 		/* The task reads the body as it comes. */
 		j->streamin = 1;
 		if (n <= 0)
-			xfer_end(&j->in);
+			bytepipe_end(&j->in);
 		lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT,
 		    SERVE_STREAM_IDLE_S);
 		if (n > 0 && serve_continue(wsi) != 0)
@@ -823,8 +823,8 @@ serve_detach(struct lws *wsi, struct serve_job *j)
 		j->gone = 1;
 		activity_notify();
 		/* A short body is refused by guestd; a reply stops. */
-		xfer_break(&j->in, ERR_PEER_GONE);
-		xfer_break(&j->out, ERR_PEER_GONE);
+		bytepipe_break(&j->in, ERR_PEER_GONE);
+		bytepipe_break(&j->out, ERR_PEER_GONE);
 	} else
 		serve_job_free(j);
 }
@@ -891,7 +891,7 @@ serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		j->body_done = 1;
 		lws_sul_cancel(&j->body_sul);
 		if (j->streamin) {
-			xfer_end(&j->in);
+			bytepipe_end(&j->in);
 			lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
 			/* Answered early: nothing is left unread now. */
 			return j->replied ? -1 : 0;

@@ -16,7 +16,7 @@
 #include "api.h"
 #include "api-int.h"
 #include "provider.h"
-#include "run.h"
+#include "run-record.h"
 #include "store.h"
 #include "sweep.h"
 
@@ -40,7 +40,7 @@ sweep_reconcile(struct api *a, int *changed)
 	*changed = 0;
 	if ((r = store_open(&s, a->store_url, err, sizeof err)) != 0)
 		return r;
-	r = run_reconcile(s, sweep_alive_cb, a, changed);
+	r = run_record_reconcile(s, sweep_alive_cb, a, changed);
 	store_free(s);
 	return r;
 }

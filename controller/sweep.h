@@ -11,7 +11,7 @@
 
 /*
  * Reconciler (C-7): the store's computers and runs corrected to what the
- * provider says is alive (run_reconcile()); *changed counts rows touched.
+ * provider says is alive (run_record_reconcile()); *changed counts rows touched.
  */
 int	sweep_reconcile(struct api *a, int *changed);
 /* Idle stop (C-6): *stopped counts computers stopped for idleness. */

@@ -1,6 +1,6 @@
 /*
  * display.act (SPEC G-9 ... G-12): apply an ordered batch of actions to a
- * bot's desktop through input.c, on the loop.
+ * bot's desktop through xtest.c, on the loop.
  *
  *  display.act {bot, actions:[...], scale?, fence?}   (mutating)
  *    -> {completed, total, frame, cursor?{x,y}, screenshot_requested,
@@ -9,7 +9,7 @@
  *    completed), failed (index) and uncertain (the failed action may have
  *    acted); nothing is ever replayed.
  *
- * Waits and held keys do not block the loop: input_run() says how long to
+ * Waits and held keys do not block the loop: xtest_run() says how long to
  * wait and a loop timer calls it again.  One batch runs per desktop at a
  * time, because concurrent batches would fight over the spare keycodes used
  * for typing.  The reply goes out as soon as every action has been applied;
@@ -22,7 +22,7 @@
  * ended, it is allowed once; the next identical repeat on an unchanged
  * screen is refused with UNCHANGED_AFTER_REPEAT, steering the agent to the
  * page-text tools instead of clicking blindly.  Batches of navigation keys
- * only (actions_navigation_only) never count: walking a list presses Down
+ * only (vocab_navigation_only) never count: walking a list presses Down
  * again and again, and a step may show nothing.
  */
 #include "autoconf.h"
@@ -31,13 +31,13 @@
 #include <string.h>
 
 #include "act.h"
-#include "actions.h"
+#include "vocab.h"
 #include "capture.h"
-#include "compat.h"
+#include "deskserver.h"
 #include "control.h"
 #include "display.h"
 #include "err.h"
-#include "input.h"
+#include "xtest.h"
 #include "json.h"
 #include "log.h"
 #include "loop.h"
@@ -67,8 +67,8 @@ struct act_job {
 	uint64_t		 sig;
 	int			 repeat_unchanged;
 	int			 replied;
-	struct actions_batch	*b;
-	struct input_exec	*ex;
+	struct vocab_batch	*b;
+	struct xtest_exec	*ex;
 	struct loop_timer	*timer;
 };
 
@@ -139,13 +139,13 @@ act_job_free(struct act_job *j)
 
 	loop_timer_cancel(j->timer);
 	if ((d = act_display(j)) != NULL) {
-		input_exec_free(j->ex);
+		xtest_exec_free(j->ex);
 		display_input_release(d, j);
 		/* A /v1/desktop request may be waiting for the input. */
 		kick = display_slot(d);
 	} else
-		input_exec_abandon(j->ex);
-	actions_free(j->b);
+		xtest_exec_abandon(j->ex);
+	vocab_free(j->b);
 	if (st->job == j) {
 		st->job = NULL;
 		next = st->waiting;
@@ -157,11 +157,11 @@ act_job_free(struct act_job *j)
 	if (next != NULL)
 		act_start(next);
 	else if (kick >= 0)
-		compat_kick(kick);
+		deskserver_kick(kick);
 }
 
 static int
-act_has_screenshot(const struct actions_batch *b)
+act_has_screenshot(const struct vocab_batch *b)
 {
 	size_t	i;
 
@@ -181,7 +181,7 @@ act_has_screenshot(const struct actions_batch *b)
  * region{x,y,width,height}, width, height, mimeType, image}].
  */
 static int
-act_zoom(const struct actions_batch *b, struct capture *cap, json_t *out)
+act_zoom(const struct vocab_batch *b, struct capture *cap, json_t *out)
 {
 	const struct action	*a;
 	const uint8_t		*px;
@@ -196,7 +196,7 @@ act_zoom(const struct actions_batch *b, struct capture *cap, json_t *out)
 		if (a->kind != ACTION_ZOOM)
 			continue;
 		px = capture_pixels(cap, &w, &h, &stride);
-		/* input.c checked the region against this screen. */
+		/* xtest.c checked the region against this screen. */
 		if (a->region[2] > w || a->region[3] > h)
 			return ERR_COORDINATES;
 		rw = a->region[2] - a->region[0];
@@ -229,7 +229,7 @@ act_zoom(const struct actions_batch *b, struct capture *cap, json_t *out)
 static void
 act_reply(struct act_job *j, struct display *d)
 {
-	const struct input_result	*res = input_result(j->ex);
+	const struct xtest_result	*res = xtest_result(j->ex);
 	struct control_conn		*c = j->s.conn;
 	struct capture			*cap = display_capture(d);
 	struct act_state		*st = j->st;
@@ -239,7 +239,7 @@ act_reply(struct act_job *j, struct display *d)
 	capture_sync(cap);
 	st->gen = j->gen;
 	st->sig = j->sig;
-	st->has_sig = actions_has_input(j->b);
+	st->has_sig = vocab_has_input(j->b);
 	st->frame_end = capture_frame(cap);
 	st->repeats = j->repeat_unchanged ? st->repeats + 1 : 0;
 	display_touch(d);
@@ -288,13 +288,13 @@ act_step(void *arg)
 		control_reply_error_ex(j->s.conn, j->s.id, ERR_NO_DISPLAY,
 		    "(the desktop closed during the batch)",
 		    json_pack("{s:I,s:i,s:b}", "done",
-		    (json_int_t)input_result(j->ex)->done, "failed",
-		    (int)input_result(j->ex)->done, "uncertain", 1));
+		    (json_int_t)xtest_result(j->ex)->done, "failed",
+		    (int)xtest_result(j->ex)->done, "uncertain", 1));
 		act_job_free(j);
 		return;
 	}
-	if (input_run(j->ex, &delay) == INPUT_AGAIN) {
-		if (!j->replied && input_actions_done(j->ex))
+	if (xtest_run(j->ex, &delay) == XTEST_AGAIN) {
+		if (!j->replied && xtest_actions_done(j->ex))
 			act_reply(j, d);
 		j->timer = loop_timer_add(delay, act_step, j);
 		return;
@@ -308,7 +308,7 @@ act_step(void *arg)
 static void
 act_start(struct act_job *j)
 {
-	struct actions_error	 aerr;
+	struct vocab_error	 aerr;
 	struct display		*d;
 	int			 r;
 
@@ -324,7 +324,7 @@ act_start(struct act_job *j)
 		act_job_free(j);
 		return;
 	}
-	if ((r = input_exec_new(capture_xdisplay(display_capture(d)), j->b,
+	if ((r = xtest_exec_new(capture_xdisplay(display_capture(d)), j->b,
 	    &j->ex, &aerr)) != 0) {
 		control_reply_error_ex(j->s.conn, j->s.id, r, aerr.msg,
 		    json_pack("{s:i,s:i,s:b}", "done", 0, "failed", aerr.index,
@@ -353,8 +353,8 @@ act_op(struct control_conn *c, uint32_t id, json_t *args, char *detail,
 {
 	static const char *const keys[] = { "bot", "actions", "scale",
 	    "fence", NULL };
-	struct actions_error	 aerr;
-	struct actions_batch	*b = NULL;
+	struct vocab_error	 aerr;
+	struct vocab_batch	*b = NULL;
 	struct act_state	*st;
 	struct act_job		*j;
 	struct display		*d;
@@ -377,7 +377,7 @@ act_op(struct control_conn *c, uint32_t id, json_t *args, char *detail,
 		snprintf(detail, detaillen, "(a batch is running for %s)", bot);
 		return ERR_BUSY;
 	}
-	if ((r = actions_parse_args(args, &b, &aerr)) != 0) {
+	if ((r = vocab_parse_args(args, &b, &aerr)) != 0) {
 		return control_reply_error_ex(c, id, r, aerr.msg,
 		    json_pack("{s:i,s:i,s:b}", "done", 0, "failed", aerr.index,
 		    "uncertain", 0)) == 0 ? 0 : ERR_NOMEM;
@@ -386,11 +386,11 @@ act_op(struct control_conn *c, uint32_t id, json_t *args, char *detail,
 	capture_sync(cap);
 	frame = capture_frame(cap);
 	sig = act_signature(args);
-	again = actions_has_input(b) && !actions_navigation_only(b) &&
+	again = vocab_has_input(b) && !vocab_navigation_only(b) &&
 	    st->has_sig && st->gen == display_generation(d) &&
 	    st->sig == sig && st->frame_end == frame;
 	if (again && st->repeats >= 1) {
-		actions_free(b);
+		vocab_free(b);
 		log_info("display.act", "bot=%s refused=unchanged_after_repeat",
 		    bot);
 		snprintf(detail, detaillen, "(this exact batch already ran "

@@ -52,7 +52,7 @@
 #include "loop.h"
 #include "page.h"
 #include "path.h"
-#include "relay.h"
+#include "proxy-relay.h"
 #include "xmalloc.h"
 
 #ifndef GUESTD_BROWSER_DEFAULT
@@ -106,8 +106,8 @@ struct browser {
 	const char		*how;		/* how the last close went */
 	int			 crashed_before;	/* restore expected */
 	char			*proxy_url, *proxy_user, *proxy_pass;
-	struct relay		*relay;
-	int			 relay_port;
+	struct proxy_relay		*relay;
+	int			 proxy_relay_port;
 	void			*page_state;
 	json_t			*tabs;		/* page targetId -> url */
 	json_t			*restore;	/* urls to reopen after a crash */
@@ -532,7 +532,7 @@ browser_stopped(struct browser *b, int code, const char *why)
 	b->errfd = NULL;
 	cdp_free(b->cdp);
 	b->cdp = NULL;
-	relay_stop(b->relay);
+	proxy_relay_stop(b->relay);
 	b->relay = NULL;
 	page_state_free(b->page_state);
 	b->page_state = NULL;
@@ -917,7 +917,7 @@ browser_argv(const struct browser *b)
 		argv[n++] = xstrdup("--no-sandbox");
 	if (b->relay != NULL) {
 		if (asprintf(&argv[n++], "--proxy-server=http://127.0.0.1:%d",
-		    b->relay_port) == -1)
+		    b->proxy_relay_port) == -1)
 			fatal("out of memory");
 		/*
 		 * Chromium already sends loopback direct unless told
@@ -963,7 +963,7 @@ browser_exec(struct browser *b)
 	}
 	b->pid = pid;
 	/* The relay serves this browser's processes and nothing else. */
-	relay_set_owner(b->relay, pid);
+	proxy_relay_set_owner(b->relay, pid);
 	loop_child_watch(pid, browser_child_cb, b);
 	b->errlen = 0;
 	b->errfd = loop_fd_add(p[0], browser_stderr_cb, b);
@@ -1005,8 +1005,8 @@ browser_spawn(struct browser *b)
 		goto fail;
 	}
 	if (b->proxy_url != NULL) {
-		r = relay_start(b->profile, b->proxy_url, b->proxy_user,
-		    b->proxy_pass, &b->relay, &b->relay_port);
+		r = proxy_relay_start(b->profile, b->proxy_url, b->proxy_user,
+		    b->proxy_pass, &b->relay, &b->proxy_relay_port);
 		if (r != 0) {
 			why = "(cannot start the proxy relay)";
 			goto fail;
@@ -1015,7 +1015,7 @@ browser_spawn(struct browser *b)
 	b->state = BROWSER_STARTING;
 	b->page_seen = 0;
 	if ((r = browser_exec(b)) != 0) {
-		relay_stop(b->relay);
+		proxy_relay_stop(b->relay);
 		b->relay = NULL;
 		goto fail;
 	}
@@ -1073,7 +1073,7 @@ browser_args_proxy(struct browser *b, json_t *args, char *detail,
 	}
 	if ((r = jsonx_str(px, "url", 1024, &url, detail)) != 0)
 		return ERR_BAD_REQUEST;
-	if (relay_parse_url(url, host, sizeof host, &port) != 0) {
+	if (proxy_relay_parse_url(url, host, sizeof host, &port) != 0) {
 		/* Never echo it: it might hold credentials. */
 		snprintf(detail, detaillen, "(proxy.url must be "
 		    "http://host:port without credentials)");
@@ -1340,7 +1340,7 @@ browser_shutdown(void)
 			(void)waitpid(b->pid, &status, 0);
 			b->pid = 0;
 		}
-		relay_stop(b->relay);
+		proxy_relay_stop(b->relay);
 		b->relay = NULL;
 		browser_proxy_clear(b);
 	}

@@ -13,7 +13,7 @@
  *                  (and navigated when url is given) instead.  proxy sets
  *                  the bot's upstream proxy from the browser's next start
  *                  on (null clears it; absent keeps it); credentials go
- *                  only to the relay (relay.h) and live in memory only.
+ *                  only to the relay (proxy-relay.h) and live in memory only.
  *  browser.close   {bot, fence} (mutating) -> {bot, closed, how:"cdp"|
  *                  "term"|"kill"|"none"}
  *                  Browser.close over CDP, then SIGTERM, then SIGKILL to

@@ -1,7 +1,7 @@
 /*
  * keymap: which keycode, with which Shift and NumLock, yields a keysym on
  * a display, and spare keycodes lent to keysyms the keymap lacks.  Shared
- * by the action executor (input.c) and viewers' key events (rfb.c).
+ * by the action executor (xtest.c) and viewers' key events (rfb.c).
  *
  * X clients translate keycodes with their own copy of the keymap, which
  * they fetch again when a MappingNotify arrives, from the server's map as

@@ -27,7 +27,7 @@
 
 #include "capability.h"
 #include "browser.h"
-#include "compat.h"
+#include "deskserver.h"
 #include "config.h"
 #include "control.h"
 #include "err.h"
@@ -300,9 +300,9 @@ main_write_ready(int fd, int port)
 		return;
 	n = snprintf(buf, sizeof buf, "%d\n", port);
 	/* Second line, for tests that ask for port 0. */
-	if (compat_port() > 0)
+	if (deskserver_port() > 0)
 		n += snprintf(buf + n, sizeof buf - (size_t)n, "compat=%d\n",
-		    compat_port());
+		    deskserver_port());
 	if (write(fd, buf, (size_t)n) != n)
 		main_die("ready file: %s", strerror(errno));
 	close(fd);
@@ -375,7 +375,7 @@ main(int argc, char **argv)
 		log_warn("guestd.subreaper", "error=\"%s\"", strerror(errno));
 
 	control_set_secret(secret);
-	compat_set_secret(secret);
+	deskserver_set_secret(secret);
 	token_wipe(secret, sizeof secret);
 	control_set_ops(ops_table, ops_count);
 
@@ -430,7 +430,7 @@ main(int argc, char **argv)
 		if (config_parse_hostport(main_compat, chost, sizeof chost,
 		    &cport) != 0)
 			main_die("--compat wants ADDR:PORT, got %s", main_compat);
-		if (compat_start(ctx, chost, cport) != 0)
+		if (deskserver_start(ctx, chost, cport) != 0)
 			main_die("cannot start the compat server on %s",
 			    main_compat);
 	}

@@ -30,7 +30,7 @@
 #include "json.h"
 #include "observe.h"
 #include "proto.h"
-#include "work.h"
+#include "worker-pool.h"
 #include "xmalloc.h"
 
 #define OBSERVE_MAX_SIDE	16384
@@ -41,7 +41,7 @@ struct observe_send {
 	size_t			 len, off;
 	json_t			*meta;
 
-	/* Encoding on a worker (work.c): the region copied off the
+	/* Encoding on a worker (worker-pool.c): the region copied off the
 	 * framebuffer, which capture keeps writing meanwhile. */
 	uint8_t			*px;
 	int			 w, h, dw, dh, jpeg, quality;
@@ -526,7 +526,7 @@ observe_op(struct control_conn *c, uint32_t id, json_t *args, char *detail,
 		    y) * stride + (size_t)q.region.x * 4, (size_t)o->w * 4);
 	control_stream_attach(c, &o->s, id, &observe_stream_ops);
 	o->encoding = 1;
-	if ((r = work_submit(observe_encode_job, observe_encoded, o)) != 0) {
+	if ((r = worker_pool_submit(observe_encode_job, observe_encoded, o)) != 0) {
 		o->encoding = 0;
 		observe_send_free(o);
 		snprintf(detail, detaillen, "(too many screenshots in progress)");

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: compat_xdotool_parse on an argv made of the input's
+ * libFuzzer target: deskserver_xdotool_parse on an argv made of the input's
  * NUL-separated pieces, as a /v1/desktop step would bring it.  Checks the
  * translator's promises: on success every action has a role and a step
  * and waits are clamped; on failure there is no plan, a known code and a
@@ -13,21 +13,21 @@
 #include <string.h>
 
 #include "err.h"
-#include "actions.h"
-#include "compat.h"
+#include "vocab.h"
+#include "deskserver.h"
 #include "guestd.h"
 
-/* compat.c starts launches with exec.c, which reads the settings. */
+/* deskserver.c starts launches with exec.c, which reads the settings. */
 struct guestd_settings guestd;
 
-#define FUZZ_ARGV_MAX	(COMPAT_ARGV_MAX + 4)
+#define FUZZ_ARGV_MAX	(DESKSERVER_ARGV_MAX + 4)
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char		*argv[FUZZ_ARGV_MAX];
-	struct compat_plan	*p = NULL;
-	struct actions_error	 e;
+	struct deskserver_plan	*p = NULL;
+	struct vocab_error	 e;
 	const struct action	*a;
 	char			*buf;
 	size_t			 n = 0, i, start = 0;
@@ -44,29 +44,29 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			start = i + 1;
 		}
 	}
-	r = compat_xdotool_parse(argv, n, &p, &e);
+	r = deskserver_xdotool_parse(argv, n, &p, &e);
 	if (r == 0) {
 		if (p == NULL || p->nsteps != 1)
 			abort();
 		for (i = 0; p->b != NULL && i < p->b->n; i++) {
 			a = &p->b->v[i];
-			if (p->keyev[i] > COMPAT_LAUNCH || p->step[i] != 0)
+			if (p->keyev[i] > DESKSERVER_LAUNCH || p->step[i] != 0)
 				abort();
-			if ((p->keyev[i] == COMPAT_KEY_DOWN ||
-			    p->keyev[i] == COMPAT_KEY_UP) &&
+			if ((p->keyev[i] == DESKSERVER_KEY_DOWN ||
+			    p->keyev[i] == DESKSERVER_KEY_UP) &&
 			    (a->kind != ACTION_HOLD || a->nkeys == 0))
 				abort();
 			/* A launch: a wait 0 standing for its argv. */
-			if ((p->keyev[i] == COMPAT_LAUNCH) !=
+			if ((p->keyev[i] == DESKSERVER_LAUNCH) !=
 			    (p->launch[i] != NULL))
 				abort();
-			if (p->keyev[i] == COMPAT_LAUNCH &&
+			if (p->keyev[i] == DESKSERVER_LAUNCH &&
 			    (a->kind != ACTION_WAIT || a->duration_ms != 0 ||
 			    p->launch[i]->argv[0] == NULL))
 				abort();
 			if (a->kind == ACTION_WAIT &&
 			    (a->duration_ms < 0 ||
-			    a->duration_ms > COMPAT_WAIT_MAX_MS))
+			    a->duration_ms > DESKSERVER_WAIT_MAX_MS))
 				abort();
 			if (a->kind == ACTION_CLICK && (a->button < 1 ||
 			    a->button > 9 || (a->button >= 4 &&
@@ -76,7 +76,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (p != NULL || r != e.code || r >= 0 || r <= ERR__LAST ||
 	    memchr(e.msg, '\0', sizeof(e.msg)) == NULL)
 		abort();
-	compat_plan_free(p);
+	deskserver_plan_free(p);
 	free(buf);
 	return 0;
 }

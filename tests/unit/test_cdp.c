@@ -2,7 +2,7 @@
  * Unit tests of the pure parts of the browser modules: the WebSocket
  * frame parser and HTTP head parser of guestd/cdp.c (bounds, lengths in
  * every encoding, control-frame rules), the URL rule of guestd/page.c
- * (G-36) and the upstream URL and port rules of guestd/relay.c (G-23).
+ * (G-36) and the upstream URL and port rules of guestd/proxy-relay.c (G-23).
  */
 #include "autoconf.h"
 
@@ -19,7 +19,7 @@
 #include "cdp.h"
 #include "guestd.h"
 #include "page.h"
-#include "relay.h"
+#include "proxy-relay.h"
 
 /* page.c links browser.c, which reads the settings. */
 struct guestd_settings guestd;
@@ -179,29 +179,29 @@ test_relay_rules(void **state)
 	int	port, p1, p2;
 
 	(void)state;
-	assert_int_equal(relay_parse_url("http://proxy.example:3128", host,
+	assert_int_equal(proxy_relay_parse_url("http://proxy.example:3128", host,
 	    sizeof host, &port), 0);
 	assert_string_equal(host, "proxy.example");
 	assert_int_equal(port, 3128);
-	assert_int_equal(relay_parse_url("http://10.0.0.1:8080/", host,
+	assert_int_equal(proxy_relay_parse_url("http://10.0.0.1:8080/", host,
 	    sizeof host, &port), 0);
-	assert_int_equal(relay_parse_url("http://u:p@proxy:1", host,
+	assert_int_equal(proxy_relay_parse_url("http://u:p@proxy:1", host,
 	    sizeof host, &port), ERR_BAD_REQUEST);
-	assert_int_equal(relay_parse_url("https://proxy:1", host,
+	assert_int_equal(proxy_relay_parse_url("https://proxy:1", host,
 	    sizeof host, &port), ERR_BAD_REQUEST);
-	assert_int_equal(relay_parse_url("http://proxy", host, sizeof host,
+	assert_int_equal(proxy_relay_parse_url("http://proxy", host, sizeof host,
 	    &port), ERR_BAD_REQUEST);
-	assert_int_equal(relay_parse_url("http://proxy:0", host, sizeof host,
+	assert_int_equal(proxy_relay_parse_url("http://proxy:0", host, sizeof host,
 	    &port), ERR_BAD_REQUEST);
-	assert_int_equal(relay_parse_url("http://proxy:1/x", host,
+	assert_int_equal(proxy_relay_parse_url("http://proxy:1/x", host,
 	    sizeof host, &port), ERR_BAD_REQUEST);
-	p1 = relay_port_for("/home/u/rakazo-home/.browser-profiles/a");
-	p2 = relay_port_for("/home/u/rakazo-home/.browser-profiles/b");
-	assert_int_equal(p1, relay_port_for(
+	p1 = proxy_relay_port_for("/home/u/rakazo-home/.browser-profiles/a");
+	p2 = proxy_relay_port_for("/home/u/rakazo-home/.browser-profiles/b");
+	assert_int_equal(p1, proxy_relay_port_for(
 	    "/home/u/rakazo-home/.browser-profiles/a"));
 	assert_true(p1 != p2);
-	assert_true(p1 >= RELAY_PORT_BASE &&
-	    p1 < RELAY_PORT_BASE + RELAY_PORT_SPAN);
+	assert_true(p1 >= PROXY_RELAY_PORT_BASE &&
+	    p1 < PROXY_RELAY_PORT_BASE + PROXY_RELAY_PORT_SPAN);
 }
 
 int

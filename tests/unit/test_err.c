@@ -81,6 +81,34 @@ test_from_errno(void **state)
 	assert_int_equal(err_from_errno(EPIPE), ERR_IO);
 }
 
+static void
+test_errmsg(void **state)
+{
+	struct errmsg	e;
+	char		long_arg[2 * ERRMSG_MAX];
+
+	(void)state;
+	errmsg_clear(&e);
+	assert_int_equal(e.code, 0);
+	assert_int_equal(errmsg_set(&e, ERR_NOT_FOUND, "no %s", "bot"),
+	    ERR_NOT_FOUND);
+	assert_int_equal(e.code, ERR_NOT_FOUND);
+	assert_string_equal(errmsg_str(&e), "no bot");
+	/* A code alone reads as the table's sentence. */
+	assert_int_equal(errmsg_code(&e, ERR_BUSY), ERR_BUSY);
+	assert_string_equal(errmsg_str(&e), err_message(ERR_BUSY));
+	/* Long sentences are cut, never overrun. */
+	memset(long_arg, 'x', sizeof(long_arg) - 1);
+	long_arg[sizeof(long_arg) - 1] = '\0';
+	errmsg_set(&e, ERR_IO, "%s", long_arg);
+	assert_int_equal(strlen(e.msg), ERRMSG_MAX - 1);
+	/* NULL sinks are allowed: the code still comes back. */
+	assert_int_equal(errmsg_set(NULL, ERR_IO, "x"), ERR_IO);
+	assert_int_equal(errmsg_code(NULL, ERR_IO), ERR_IO);
+	errmsg_clear(NULL);
+	assert_string_equal(errmsg_str(NULL), err_message(ERR_INTERNAL));
+}
+
 int
 main(void)
 {
@@ -89,6 +117,7 @@ main(void)
 		cmocka_unit_test(test_known_names),
 		cmocka_unit_test(test_unknown_codes),
 		cmocka_unit_test(test_from_errno),
+		cmocka_unit_test(test_errmsg),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

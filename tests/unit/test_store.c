@@ -20,7 +20,7 @@
 
 #include "err.h"
 #include "store.h"
-#include "run.h"
+#include "run-record.h"
 #include "activity.h"
 
 static int
@@ -125,13 +125,13 @@ test_runs(void **state)
 	size_t			 n;
 
 	add_computer(s, "c1");
-	assert_int_equal(run_started(s, "c1"), 0);
-	assert_int_equal(run_started(s, "c1"), 0);	/* still one row */
+	assert_int_equal(run_record_started(s, "c1"), 0);
+	assert_int_equal(run_record_started(s, "c1"), 0);	/* still one row */
 	assert_int_equal(store_run_current(s, "c1", &u), 0);
-	assert_int_equal(run_ended(s, "c1", "bogus"), ERR_BAD_REQUEST);
-	assert_int_equal(run_ended(s, "c1", RUN_IDLE), 0);
+	assert_int_equal(run_record_ended(s, "c1", "bogus"), ERR_BAD_REQUEST);
+	assert_int_equal(run_record_ended(s, "c1", RUN_IDLE), 0);
 	assert_int_equal(store_run_current(s, "c1", &u), ERR_NOT_FOUND);
-	assert_int_equal(run_ended(s, "c1", RUN_STOPPED), 0);
+	assert_int_equal(run_record_ended(s, "c1", RUN_STOPPED), 0);
 	assert_int_equal(store_run_list(s, "c1", &runs, &n), 0);
 	assert_int_equal(n, 1);
 	assert_string_equal(runs[0].end_reason, "idle");
@@ -162,8 +162,8 @@ test_reconcile(void **state)
 	add_computer(s, "up");		/* running, no row yet */
 	add_computer(s, "down");	/* row open, process gone */
 	add_computer(s, "unknown");
-	assert_int_equal(run_started(s, "down"), 0);
-	assert_int_equal(run_reconcile(s, alive_by_name, NULL, &changed), 0);
+	assert_int_equal(run_record_started(s, "down"), 0);
+	assert_int_equal(run_record_reconcile(s, alive_by_name, NULL, &changed), 0);
 	assert_int_equal(changed, 2);
 	assert_int_equal(store_computer_get(s, "up", &c), 0);
 	assert_string_equal(c.state, "running");
@@ -176,7 +176,7 @@ test_reconcile(void **state)
 	assert_int_equal(runs[0].ended_ms, 0);
 	free(runs);
 	/* A second pass finds nothing to do. */
-	assert_int_equal(run_reconcile(s, alive_by_name, NULL, &changed), 0);
+	assert_int_equal(run_record_reconcile(s, alive_by_name, NULL, &changed), 0);
 	assert_int_equal(changed, 0);
 	store_free(s);
 }

@@ -1,5 +1,5 @@
 /*
- * computer_runs (run.h).  Rows are opened and closed inside one store
+ * computer_runs (run-record.h).  Rows are opened and closed inside one store
  * transaction each, so two controller processes reconciling at once never
  * open two rows for one run.
  */
@@ -11,7 +11,7 @@
 
 #include "err.h"
 #include "log.h"
-#include "run.h"
+#include "run-record.h"
 
 static const char *const run_reasons[] = {
 	RUN_STOPPED, RUN_IDLE, RUN_ACTIVE_LIMIT, RUN_REPLACED, RUN_GONE,
@@ -19,7 +19,7 @@ static const char *const run_reasons[] = {
 };
 
 int
-run_reason_valid(const char *reason)
+run_record_reason_valid(const char *reason)
 {
 	size_t	 i;
 
@@ -30,7 +30,7 @@ run_reason_valid(const char *reason)
 }
 
 int
-run_started(struct store *s, const char *computer)
+run_record_started(struct store *s, const char *computer)
 {
 	struct store_run	 u;
 	int			 r;
@@ -48,12 +48,12 @@ run_started(struct store *s, const char *computer)
 }
 
 int
-run_ended(struct store *s, const char *computer, const char *reason)
+run_record_ended(struct store *s, const char *computer, const char *reason)
 {
 	struct store_run	 u;
 	int			 r;
 
-	if (!run_reason_valid(reason))
+	if (!run_record_reason_valid(reason))
 		return ERR_BAD_REQUEST;
 	if ((r = store_begin(s)) != 0)
 		return r;
@@ -106,7 +106,7 @@ out:
 }
 
 int
-run_reconcile(struct store *s,
+run_record_reconcile(struct store *s,
     int (*alive)(const struct store_computer *, void *), void *arg,
     int *changed)
 {

@@ -1,5 +1,5 @@
 /*
- * Tests of guestd/input.c against a real Xvfb and the xinput-recorder
+ * Tests of guestd/xtest.c against a real Xvfb and the xinput-recorder
  * fixture: every action kind must arrive as the right X events in the
  * right order.  Each batch is followed by a sentinel key (F12), and the
  * test reads the recorder's lines up to it, so nothing here sleeps: the
@@ -26,9 +26,9 @@
 #include <X11/Xlib.h>
 #include <X11/keysym.h>
 
-#include "actions.h"
+#include "vocab.h"
 #include "err.h"
-#include "input.h"
+#include "xtest.h"
 
 #define MAXLINES	4096
 #define LINE_TIMEOUT_MS	10000
@@ -99,17 +99,17 @@ collect(void)
 {
 	char	 want[64], *l;
 	int	 r;
-	struct actions_batch *sb;
-	struct actions_error e;
-	struct input_result res;
+	struct vocab_batch *sb;
+	struct vocab_error e;
+	struct xtest_result res;
 	json_t	*j;
 
 	clear_lines();
 	j = json_loads("[{\"kind\":\"key\",\"keys\":\"F12\"}]", 0, NULL);
-	assert_int_equal(actions_parse(j, 1, &sb, &e), 0);
+	assert_int_equal(vocab_parse(j, 1, &sb, &e), 0);
 	json_decref(j);
-	r = input_apply_blocking(dpy, sb, &res);
-	actions_free(sb);
+	r = xtest_apply_blocking(dpy, sb, &res);
+	vocab_free(sb);
 	assert_int_equal(r, 0);
 	snprintf(want, sizeof(want), "key press keysym=0x%lx", (long)XK_F12);
 	for (;;) {
@@ -130,21 +130,21 @@ collect(void)
 }
 
 static int
-apply_json(const char *text, struct input_result *res)
+apply_json(const char *text, struct xtest_result *res)
 {
-	struct actions_batch	*b;
-	struct actions_error	 e;
+	struct vocab_batch	*b;
+	struct vocab_error	 e;
 	json_t			*j;
 	int			 r;
 
 	j = json_loads(text, 0, NULL);
 	assert_non_null(j);
-	r = actions_parse(j, 1, &b, &e);
+	r = vocab_parse(j, 1, &b, &e);
 	json_decref(j);
 	if (r != 0)
 		fail_msg("%s: %s", text, e.msg);
-	r = input_apply_blocking(dpy, b, res);
-	actions_free(b);
+	r = xtest_apply_blocking(dpy, b, res);
+	vocab_free(b);
 	return r;
 }
 
@@ -152,7 +152,7 @@ apply_json(const char *text, struct input_result *res)
 static void
 run(const char *text)
 {
-	struct input_result	 res;
+	struct xtest_result	 res;
 	int			 r = apply_json(text, &res);
 
 	if (r != 0)
@@ -540,9 +540,9 @@ test_type_long_ascii(void **state)
 static void
 test_hold_and_wait_do_not_block(void **state)
 {
-	struct actions_batch	*b;
-	struct actions_error	 e;
-	struct input_exec	*ex;
+	struct vocab_batch	*b;
+	struct vocab_error	 e;
+	struct xtest_exec	*ex;
 	uint64_t		 delay;
 	json_t			*j;
 	char			*l;
@@ -550,25 +550,25 @@ test_hold_and_wait_do_not_block(void **state)
 	j = json_loads("[{\"kind\":\"hold\",\"keys\":\"shift\",\"duration_ms\":"
 	    "200},{\"kind\":\"wait\",\"ms\":30},{\"kind\":\"cursor_position\"}]",
 	    0, NULL);
-	assert_int_equal(actions_parse(j, 1, &b, &e), 0);
+	assert_int_equal(vocab_parse(j, 1, &b, &e), 0);
 	json_decref(j);
-	assert_int_equal(input_exec_new(dpy, b, &ex, &e), 0);
-	assert_int_equal(input_run(ex, &delay), INPUT_AGAIN);
+	assert_int_equal(xtest_exec_new(dpy, b, &ex, &e), 0);
+	assert_int_equal(xtest_run(ex, &delay), XTEST_AGAIN);
 	assert_int_equal(delay, 200);
 	/* Shift is down now and stays down until we call again. */
 	l = read_line(rec_fd, rbuf, &rlen, sizeof(rbuf));
 	assert_non_null(l);
 	assert_non_null(strstr(l, "key press"));
 	free(l);
-	assert_int_equal(input_result(ex)->done, 0);
-	assert_int_equal(input_run(ex, &delay), INPUT_AGAIN);
+	assert_int_equal(xtest_result(ex)->done, 0);
+	assert_int_equal(xtest_run(ex, &delay), XTEST_AGAIN);
 	assert_int_equal(delay, 30);
-	assert_int_equal(input_result(ex)->done, 1);
-	assert_int_equal(input_run(ex, &delay), INPUT_DONE);
-	assert_int_equal(input_result(ex)->done, 3);
-	assert_true(input_result(ex)->has_cursor);
-	input_exec_free(ex);
-	actions_free(b);
+	assert_int_equal(xtest_result(ex)->done, 1);
+	assert_int_equal(xtest_run(ex, &delay), XTEST_DONE);
+	assert_int_equal(xtest_result(ex)->done, 3);
+	assert_true(xtest_result(ex)->has_cursor);
+	xtest_exec_free(ex);
+	vocab_free(b);
 	collect();
 	assert_int_equal(nlines, 1);
 	expect_key(0, "key release", kc(XK_Shift_L));
@@ -577,7 +577,7 @@ test_hold_and_wait_do_not_block(void **state)
 static void
 test_cursor_position(void **state)
 {
-	struct input_result	 res;
+	struct xtest_result	 res;
 
 	assert_int_equal(apply_json("[{\"type\":\"move\",\"x\":123,\"y\":45},"
 	    "{\"action\":\"cursor_position\"},{\"action\":\"screenshot\"}]",
@@ -592,7 +592,7 @@ test_cursor_position(void **state)
 static void
 test_off_screen_refused_whole(void **state)
 {
-	struct input_result	 res;
+	struct xtest_result	 res;
 
 	assert_int_equal(apply_json("[{\"kind\":\"move\",\"x\":11,\"y\":11},"
 	    "{\"kind\":\"click\",\"x\":1280,\"y\":10}]", &res),
@@ -610,21 +610,21 @@ test_off_screen_refused_whole(void **state)
 static void
 test_x_error_is_uncertain(void **state)
 {
-	struct actions_batch	*b;
-	struct actions_error	 e;
-	struct input_result	 res;
+	struct vocab_batch	*b;
+	struct vocab_error	 e;
+	struct xtest_result	 res;
 	json_t			*j;
 
 	j = json_loads("[{\"kind\":\"move\",\"x\":600,\"y\":600},"
 	    "{\"kind\":\"click\"},{\"kind\":\"click\"}]", 0, NULL);
-	assert_int_equal(actions_parse(j, 1, &b, &e), 0);
+	assert_int_equal(vocab_parse(j, 1, &b, &e), 0);
 	json_decref(j);
 	b->v[1].button = 200;	/* no such button: the server says BadValue */
-	assert_int_equal(input_apply_blocking(dpy, b, &res), ERR_X);
+	assert_int_equal(xtest_apply_blocking(dpy, b, &res), ERR_X);
 	assert_int_equal(res.done, 1);
 	assert_int_equal(res.failed, 1);
 	assert_true(res.uncertain);
-	actions_free(b);
+	vocab_free(b);
 	collect();
 	assert_int_equal(nlines, 1);	/* the move, and nothing after */
 	assert_string_equal(bare(0), "motion x=600 y=600");

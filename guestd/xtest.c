@@ -1,16 +1,16 @@
 /*
  * input: XTest injection of a parsed batch, as a resumable executor.
  *
- * Each input_run() applies actions in order.  A round trip per action
+ * Each xtest_run() applies actions in order.  A round trip per action
  * would cost more than the action (200 clicks: 14 ms instead of 6), so the
  * requests of consecutive actions that cannot draw an X error are sent as
- * a group and XSynced together: at most INPUT_SYNC_EVERY actions, and at
+ * a group and XSynced together: at most XTEST_SYNC_EVERY actions, and at
  * the end of the batch and before any pause.  An action that can fail
  * (a button the server lacks) is synced on its own, before and after, so
  * its error is charged to it and nothing after it is sent.  Should a
  * grouped action fail anyway, the error's request serial names it, "done"
  * stops before it, and the answer says the later ones were sent too.  Time-taking steps (wait, hold, the pause
- * before the keymap is restored, long text) end the call with INPUT_AGAIN
+ * before the keymap is restored, long text) end the call with XTEST_AGAIN
  * and a delay instead of sleeping, so guestd's loop keeps serving.
  *
  * Typing: a character on the keymap is typed with its keycode, with Shift
@@ -36,34 +36,34 @@
 #include <X11/extensions/XTest.h>
 
 #include "err.h"
-#include "actions.h"
-#include "input.h"
+#include "vocab.h"
+#include "xtest.h"
 #include "keymap.h"
 
-#define INPUT_TYPE_CHUNK	256	/* characters per run call */
-#define INPUT_DRAG_STEP_PX	16	/* distance between drag motions */
-#define INPUT_DRAG_STEPS_MAX	32	/* motions per drag segment */
-#define INPUT_SYNC_EVERY	64	/* actions per XSync at most */
-#define INPUT_HELD_MAX		(ACTIONS_KEYSPEC_MAX + 1)
+#define XTEST_TYPE_CHUNK	256	/* characters per run call */
+#define XTEST_DRAG_STEP_PX	16	/* distance between drag motions */
+#define XTEST_DRAG_STEPS_MAX	32	/* motions per drag segment */
+#define XTEST_SYNC_EVERY	64	/* actions per XSync at most */
+#define XTEST_HELD_MAX		(VOCAB_KEYSPEC_MAX + 1)
 
-enum input_state {
-	INPUT_ST_ACTIONS,	/* applying b->v[i] */
-	INPUT_ST_DONE
+enum xtest_state {
+	XTEST_ST_ACTIONS,	/* applying b->v[i] */
+	XTEST_ST_DONE
 };
 
-struct input_exec {
+struct xtest_exec {
 	Display			*dpy;
 	int			 screen;
-	const struct actions_batch *b;
-	enum input_state	 state;
+	const struct vocab_batch *b;
+	enum xtest_state	 state;
 	size_t			 i;		/* current action */
 	int			 phase;		/* within it */
 	size_t			 pos;		/* next code point of type */
 	int			 sent;		/* a fake event was sent */
-	struct input_result	 res;
+	struct xtest_result	 res;
 	int			 nbuttons;	/* the server's pointer */
 	size_t			 group;		/* first action not synced */
-	unsigned long		 serials[INPUT_SYNC_EVERY]; /* their starts */
+	unsigned long		 serials[XTEST_SYNC_EVERY]; /* their starts */
 
 	struct keymap		*km;		/* the display's */
 	int			 lent;		/* a spare was used */
@@ -71,29 +71,29 @@ struct input_exec {
 	int			 numlock_toggled; /* by the held chord */
 
 	/* Keycodes pressed by a hold, released on resume or free. */
-	KeyCode			 held[INPUT_HELD_MAX];
+	KeyCode			 held[XTEST_HELD_MAX];
 	int			 nheld;
 };
 
 /* Xlib's error handler is per process: record, never exit. */
-static int		 input_xerr_code;
-static unsigned long	 input_xerr_serial;
+static int		 xtest_xerr_code;
+static unsigned long	 xtest_xerr_serial;
 
 static int
-input_xerror(Display *dpy, XErrorEvent *e)
+xtest_xerror(Display *dpy, XErrorEvent *e)
 {
-	if (input_xerr_code == 0) {
-		input_xerr_code = e->error_code;
-		input_xerr_serial = e->serial;
+	if (xtest_xerr_code == 0) {
+		xtest_xerr_code = e->error_code;
+		xtest_xerr_serial = e->serial;
 	}
 	return 0;
 }
 
-static void input_fail(struct input_exec *, int, const char *, ...)
+static void xtest_fail(struct xtest_exec *, int, const char *, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
-input_fail(struct input_exec *ex, int code, const char *fmt, ...)
+xtest_fail(struct xtest_exec *ex, int code, const char *fmt, ...)
 {
 	va_list	 ap;
 	int	 n;
@@ -116,7 +116,7 @@ input_fail(struct input_exec *ex, int code, const char *fmt, ...)
  * when every spare is too recently used: *busy_ms says how long to wait.
  */
 static int
-input_keycode(struct input_exec *ex, unsigned long sym, struct keymap_key *k,
+xtest_keycode(struct xtest_exec *ex, unsigned long sym, struct keymap_key *k,
     uint64_t *busy_ms)
 {
 	int	 r;
@@ -129,7 +129,7 @@ input_keycode(struct input_exec *ex, unsigned long sym, struct keymap_key *k,
 /* ---- primitive events ---------------------------------------------------- */
 
 static void
-input_key(struct input_exec *ex, KeyCode kc, int down)
+xtest_key(struct xtest_exec *ex, KeyCode kc, int down)
 {
 	XTestFakeKeyEvent(ex->dpy, kc, down ? True : False, CurrentTime);
 	keymap_used(ex->km, kc);
@@ -138,7 +138,7 @@ input_key(struct input_exec *ex, KeyCode kc, int down)
 
 /* Is NumLock locked now?  A round trip: only for keypad keys. */
 static int
-input_numlock_on(struct input_exec *ex)
+xtest_numlock_on(struct xtest_exec *ex)
 {
 	Window	 rw, cw;
 	int	 x, y, wx, wy;
@@ -154,7 +154,7 @@ input_numlock_on(struct input_exec *ex)
  * Returns 1 when it was toggled (toggle again after the key).
  */
 static int
-input_numlock_for(struct input_exec *ex, const struct keymap_key *k)
+xtest_numlock_for(struct xtest_exec *ex, const struct keymap_key *k)
 {
 	KeyCode	 nl = keymap_numlock_kc(ex->km);
 	int	 on;
@@ -162,23 +162,23 @@ input_numlock_for(struct input_exec *ex, const struct keymap_key *k)
 	if (k->numlock == KEYMAP_ANY || nl == 0 ||
 	    keymap_numlock_mask(ex->km) == 0)
 		return 0;
-	on = input_numlock_on(ex);
+	on = xtest_numlock_on(ex);
 	if ((k->numlock == KEYMAP_ON) == on)
 		return 0;
-	input_key(ex, nl, 1);
-	input_key(ex, nl, 0);
+	xtest_key(ex, nl, 1);
+	xtest_key(ex, nl, 0);
 	return 1;
 }
 
 static void
-input_numlock_toggle(struct input_exec *ex)
+xtest_numlock_toggle(struct xtest_exec *ex)
 {
-	input_key(ex, keymap_numlock_kc(ex->km), 1);
-	input_key(ex, keymap_numlock_kc(ex->km), 0);
+	xtest_key(ex, keymap_numlock_kc(ex->km), 1);
+	xtest_key(ex, keymap_numlock_kc(ex->km), 0);
 }
 
 static void
-input_button(struct input_exec *ex, int button, int down)
+xtest_button(struct xtest_exec *ex, int button, int down)
 {
 	XTestFakeButtonEvent(ex->dpy, (unsigned)button, down ? True : False,
 	    CurrentTime);
@@ -186,7 +186,7 @@ input_button(struct input_exec *ex, int button, int down)
 }
 
 static void
-input_motion(struct input_exec *ex, int x, int y)
+xtest_motion(struct xtest_exec *ex, int x, int y)
 {
 	XTestFakeMotionEvent(ex->dpy, ex->screen, x, y, CurrentTime);
 	ex->sent = 1;
@@ -199,7 +199,7 @@ input_motion(struct input_exec *ex, int x, int y)
  * on release).  Pressed keycodes are appended to ex->held.
  */
 static int
-input_chord_press(struct input_exec *ex, const unsigned long *syms,
+xtest_chord_press(struct xtest_exec *ex, const unsigned long *syms,
     size_t n)
 {
 	struct keymap_key k;
@@ -212,23 +212,23 @@ input_chord_press(struct input_exec *ex, const unsigned long *syms,
 		if (syms[i] == XK_Shift_L || syms[i] == XK_Shift_R)
 			has_shift = 1;
 	for (i = 0; i < n; i++) {
-		if ((r = input_keycode(ex, syms[i], &k, &busy)) != 0) {
-			input_fail(ex, ERR_KEY_UNKNOWN, "no keycode is free "
+		if ((r = xtest_keycode(ex, syms[i], &k, &busy)) != 0) {
+			xtest_fail(ex, ERR_KEY_UNKNOWN, "no keycode is free "
 			    "for keysym 0x%lx", syms[i]);
 			return ERR_KEY_UNKNOWN;
 		}
 		if (k.shift == KEYMAP_ON && !has_shift && !need_shift) {
 			need_shift = 1;
 			shift_kc = keymap_shift_kc(ex->km);
-			if (shift_kc != 0 && ex->nheld < INPUT_HELD_MAX) {
-				input_key(ex, shift_kc, 1);
+			if (shift_kc != 0 && ex->nheld < XTEST_HELD_MAX) {
+				xtest_key(ex, shift_kc, 1);
 				ex->held[ex->nheld++] = shift_kc;
 			}
 		}
 		if (!ex->numlock_toggled)
-			ex->numlock_toggled = input_numlock_for(ex, &k);
-		if (ex->nheld < INPUT_HELD_MAX) {
-			input_key(ex, k.kc, 1);
+			ex->numlock_toggled = xtest_numlock_for(ex, &k);
+		if (ex->nheld < XTEST_HELD_MAX) {
+			xtest_key(ex, k.kc, 1);
 			ex->held[ex->nheld++] = k.kc;
 		}
 	}
@@ -236,61 +236,61 @@ input_chord_press(struct input_exec *ex, const unsigned long *syms,
 }
 
 static void
-input_release_held(struct input_exec *ex)
+xtest_release_held(struct xtest_exec *ex)
 {
 	while (ex->nheld > 0)
-		input_key(ex, ex->held[--ex->nheld], 0);
+		xtest_key(ex, ex->held[--ex->nheld], 0);
 	if (ex->numlock_toggled) {
-		input_numlock_toggle(ex);
+		xtest_numlock_toggle(ex);
 		ex->numlock_toggled = 0;
 	}
 }
 
 static int
-input_mods_press(struct input_exec *ex, const struct action *a)
+xtest_mods_press(struct xtest_exec *ex, const struct action *a)
 {
 	if (a->nmods == 0)
 		return 0;
-	return input_chord_press(ex, a->mods, (size_t)a->nmods);
+	return xtest_chord_press(ex, a->mods, (size_t)a->nmods);
 }
 
 /* ---- actions ------------------------------------------------------------- */
 
 static int
-input_do_click(struct input_exec *ex, const struct action *a)
+xtest_do_click(struct xtest_exec *ex, const struct action *a)
 {
 	int	 k, r;
 
 	if (a->has_xy)
-		input_motion(ex, a->x, a->y);
-	if ((r = input_mods_press(ex, a)) != 0)
+		xtest_motion(ex, a->x, a->y);
+	if ((r = xtest_mods_press(ex, a)) != 0)
 		return r;
 	for (k = 0; k < a->count; k++) {
-		input_button(ex, a->button, 1);
-		input_button(ex, a->button, 0);
+		xtest_button(ex, a->button, 1);
+		xtest_button(ex, a->button, 0);
 	}
-	input_release_held(ex);
+	xtest_release_held(ex);
 	return 0;
 }
 
 static void
-input_drag_segment(struct input_exec *ex, int x0, int y0, int x1, int y1)
+xtest_drag_segment(struct xtest_exec *ex, int x0, int y0, int x1, int y1)
 {
 	int	 dx = x1 - x0, dy = y1 - y0, adx, ady, steps, s;
 
 	adx = dx < 0 ? -dx : dx;
 	ady = dy < 0 ? -dy : dy;
-	steps = (adx > ady ? adx : ady) / INPUT_DRAG_STEP_PX;
-	if (steps > INPUT_DRAG_STEPS_MAX)
-		steps = INPUT_DRAG_STEPS_MAX;
+	steps = (adx > ady ? adx : ady) / XTEST_DRAG_STEP_PX;
+	if (steps > XTEST_DRAG_STEPS_MAX)
+		steps = XTEST_DRAG_STEPS_MAX;
 	if (steps < 1)
 		steps = 1;
 	for (s = 1; s <= steps; s++)
-		input_motion(ex, x0 + dx * s / steps, y0 + dy * s / steps);
+		xtest_motion(ex, x0 + dx * s / steps, y0 + dy * s / steps);
 }
 
 static int
-input_do_drag(struct input_exec *ex, const struct action *a)
+xtest_do_drag(struct xtest_exec *ex, const struct action *a)
 {
 	Window	 rw, cw;
 	int	 x, y, wx, wy, r;
@@ -300,30 +300,30 @@ input_do_drag(struct input_exec *ex, const struct action *a)
 	if (a->from_current) {
 		if (!XQueryPointer(ex->dpy, RootWindow(ex->dpy, ex->screen),
 		    &rw, &cw, &x, &y, &wx, &wy, &mask)) {
-			input_fail(ex, ERR_X, "the pointer is on another "
+			xtest_fail(ex, ERR_X, "the pointer is on another "
 			    "screen");
 			return ERR_X;
 		}
 	} else {
 		x = a->path[0].x;
 		y = a->path[0].y;
-		input_motion(ex, x, y);
+		xtest_motion(ex, x, y);
 	}
-	if ((r = input_mods_press(ex, a)) != 0)
+	if ((r = xtest_mods_press(ex, a)) != 0)
 		return r;
-	input_button(ex, a->button, 1);
+	xtest_button(ex, a->button, 1);
 	for (k = 1; k < a->npath; k++) {
-		input_drag_segment(ex, x, y, a->path[k].x, a->path[k].y);
+		xtest_drag_segment(ex, x, y, a->path[k].x, a->path[k].y);
 		x = a->path[k].x;
 		y = a->path[k].y;
 	}
-	input_button(ex, a->button, 0);
-	input_release_held(ex);
+	xtest_button(ex, a->button, 0);
+	xtest_release_held(ex);
 	return 0;
 }
 
 static void
-input_wheel(struct input_exec *ex, int clicks, int neg_button,
+xtest_wheel(struct xtest_exec *ex, int clicks, int neg_button,
     int pos_button)
 {
 	int	 b = clicks < 0 ? neg_button : pos_button, k;
@@ -331,23 +331,23 @@ input_wheel(struct input_exec *ex, int clicks, int neg_button,
 	if (clicks < 0)
 		clicks = -clicks;
 	for (k = 0; k < clicks; k++) {
-		input_button(ex, b, 1);
-		input_button(ex, b, 0);
+		xtest_button(ex, b, 1);
+		xtest_button(ex, b, 0);
 	}
 }
 
 static int
-input_do_scroll(struct input_exec *ex, const struct action *a)
+xtest_do_scroll(struct xtest_exec *ex, const struct action *a)
 {
 	int	 r;
 
 	if (a->has_xy)
-		input_motion(ex, a->x, a->y);
-	if ((r = input_mods_press(ex, a)) != 0)
+		xtest_motion(ex, a->x, a->y);
+	if ((r = xtest_mods_press(ex, a)) != 0)
 		return r;
-	input_wheel(ex, a->scroll_y, 4, 5);
-	input_wheel(ex, a->scroll_x, 6, 7);
-	input_release_held(ex);
+	xtest_wheel(ex, a->scroll_y, 4, 5);
+	xtest_wheel(ex, a->scroll_x, 6, 7);
+	xtest_release_held(ex);
 	return 0;
 }
 
@@ -357,7 +357,7 @@ input_do_scroll(struct input_exec *ex, const struct action *a)
  * wait is pressed whole after the wait, and those before it not again.
  */
 static int
-input_do_key(struct input_exec *ex, const struct action *a,
+xtest_do_key(struct xtest_exec *ex, const struct action *a,
     uint64_t *delay_ms)
 {
 	struct keymap_key k;
@@ -369,22 +369,22 @@ input_do_key(struct input_exec *ex, const struct action *a,
 		for (end = ex->pos; end < a->nkeys && a->keys[end] != 0; end++)
 			;
 		for (i = ex->pos; i < end; i++)
-			if (input_keycode(ex, a->keys[i], &k, &busy) == 1) {
+			if (xtest_keycode(ex, a->keys[i], &k, &busy) == 1) {
 				XSync(ex->dpy, False);
 				*delay_ms = busy;
 				return 1;
 			}
-		if ((r = input_chord_press(ex, a->keys + ex->pos,
+		if ((r = xtest_chord_press(ex, a->keys + ex->pos,
 		    end - ex->pos)) != 0)
 			return r;
-		input_release_held(ex);
+		xtest_release_held(ex);
 		ex->pos = end + 1;
 	}
 	return 0;
 }
 
 static unsigned long
-input_char_keysym(uint32_t cp)
+xtest_char_keysym(uint32_t cp)
 {
 	if (cp == '\n' || cp == '\r')
 		return XK_Return;
@@ -405,7 +405,7 @@ input_char_keysym(uint32_t cp)
  * Returns 1 (come back after *delay_ms) or an error.
  */
 static int
-input_lend_ahead(struct input_exec *ex, const struct action *a,
+xtest_lend_ahead(struct xtest_exec *ex, const struct action *a,
     uint64_t *delay_ms)
 {
 	struct keymap_key k;
@@ -415,10 +415,10 @@ input_lend_ahead(struct input_exec *ex, const struct action *a,
 	int		 r, lent = 0;
 
 	for (i = ex->pos; i < a->ntext; i++) {
-		sym = input_char_keysym(a->text[i]);
+		sym = xtest_char_keysym(a->text[i]);
 		if (keymap_has(ex->km, sym))
 			continue;
-		if ((r = input_keycode(ex, sym, &k, &busy)) == 1) {
+		if ((r = xtest_keycode(ex, sym, &k, &busy)) == 1) {
 			if (lent)
 				break;
 			/* Every spare is too recently used: wait. */
@@ -429,7 +429,7 @@ input_lend_ahead(struct input_exec *ex, const struct action *a,
 		if (r != 0) {
 			if (lent)
 				break;
-			input_fail(ex, ERR_KEY_UNKNOWN, "no keycode is free "
+			xtest_fail(ex, ERR_KEY_UNKNOWN, "no keycode is free "
 			    "to type U+%04X", a->text[i]);
 			return ERR_KEY_UNKNOWN;
 		}
@@ -441,24 +441,24 @@ input_lend_ahead(struct input_exec *ex, const struct action *a,
 }
 
 /*
- * Type up to INPUT_TYPE_CHUNK characters.  Returns 0 when the text is
+ * Type up to XTEST_TYPE_CHUNK characters.  Returns 0 when the text is
  * done, 1 to come back after *delay_ms, or an error.
  */
 static int
-input_do_type(struct input_exec *ex, const struct action *a,
+xtest_do_type(struct xtest_exec *ex, const struct action *a,
     uint64_t *delay_ms)
 {
 	struct keymap_key k;
 	KeyCode	 shift_kc = keymap_shift_kc(ex->km);
-	size_t	 end = ex->pos + INPUT_TYPE_CHUNK;
+	size_t	 end = ex->pos + XTEST_TYPE_CHUNK;
 	uint64_t busy;
 	int	 r, nl;
 
 	for (; ex->pos < a->ntext && ex->pos < end; ex->pos++) {
-		if (!keymap_has(ex->km, input_char_keysym(a->text[ex->pos])) &&
-		    (r = input_lend_ahead(ex, a, delay_ms)) != 0)
+		if (!keymap_has(ex->km, xtest_char_keysym(a->text[ex->pos])) &&
+		    (r = xtest_lend_ahead(ex, a, delay_ms)) != 0)
 			return r;
-		r = input_keycode(ex, input_char_keysym(a->text[ex->pos]), &k,
+		r = xtest_keycode(ex, xtest_char_keysym(a->text[ex->pos]), &k,
 		    &busy);
 		if (r == 1) {
 			/*
@@ -470,19 +470,19 @@ input_do_type(struct input_exec *ex, const struct action *a,
 			return 1;
 		}
 		if (r != 0) {
-			input_fail(ex, ERR_KEY_UNKNOWN, "no keycode is free "
+			xtest_fail(ex, ERR_KEY_UNKNOWN, "no keycode is free "
 			    "to type U+%04X", a->text[ex->pos]);
 			return ERR_KEY_UNKNOWN;
 		}
-		nl = input_numlock_for(ex, &k);
+		nl = xtest_numlock_for(ex, &k);
 		if (k.shift == KEYMAP_ON && shift_kc != 0)
-			input_key(ex, shift_kc, 1);
-		input_key(ex, k.kc, 1);
-		input_key(ex, k.kc, 0);
+			xtest_key(ex, shift_kc, 1);
+		xtest_key(ex, k.kc, 1);
+		xtest_key(ex, k.kc, 0);
 		if (k.shift == KEYMAP_ON && shift_kc != 0)
-			input_key(ex, shift_kc, 0);
+			xtest_key(ex, shift_kc, 0);
 		if (nl)
-			input_numlock_toggle(ex);
+			xtest_numlock_toggle(ex);
 	}
 	if (ex->pos < a->ntext) {
 		*delay_ms = 0;	/* let the loop breathe between chunks */
@@ -492,7 +492,7 @@ input_do_type(struct input_exec *ex, const struct action *a,
 }
 
 static int
-input_do_cursor(struct input_exec *ex)
+xtest_do_cursor(struct xtest_exec *ex)
 {
 	Window	 rw, cw;
 	int	 x, y, wx, wy;
@@ -500,7 +500,7 @@ input_do_cursor(struct input_exec *ex)
 
 	if (!XQueryPointer(ex->dpy, RootWindow(ex->dpy, ex->screen), &rw, &cw,
 	    &x, &y, &wx, &wy, &mask)) {
-		input_fail(ex, ERR_X, "the pointer is on another screen");
+		xtest_fail(ex, ERR_X, "the pointer is on another screen");
 		return ERR_X;
 	}
 	ex->res.has_cursor = 1;
@@ -511,44 +511,44 @@ input_do_cursor(struct input_exec *ex)
 
 /* One step of the current action: 0 done, 1 again after *delay_ms, <0. */
 static int
-input_step(struct input_exec *ex, uint64_t *delay_ms)
+xtest_step(struct xtest_exec *ex, uint64_t *delay_ms)
 {
 	const struct action	*a = &ex->b->v[ex->i];
 	int			 r;
 
 	switch (a->kind) {
 	case ACTION_MOVE:
-		if ((r = input_mods_press(ex, a)) != 0)
+		if ((r = xtest_mods_press(ex, a)) != 0)
 			return r;
-		input_motion(ex, a->x, a->y);
-		input_release_held(ex);
+		xtest_motion(ex, a->x, a->y);
+		xtest_release_held(ex);
 		return 0;
 	case ACTION_CLICK:
-		return input_do_click(ex, a);
+		return xtest_do_click(ex, a);
 	case ACTION_DOWN:
 	case ACTION_UP:
 		if (a->has_xy)
-			input_motion(ex, a->x, a->y);
-		input_button(ex, a->button, a->kind == ACTION_DOWN);
+			xtest_motion(ex, a->x, a->y);
+		xtest_button(ex, a->button, a->kind == ACTION_DOWN);
 		return 0;
 	case ACTION_DRAG:
-		return input_do_drag(ex, a);
+		return xtest_do_drag(ex, a);
 	case ACTION_SCROLL:
-		return input_do_scroll(ex, a);
+		return xtest_do_scroll(ex, a);
 	case ACTION_KEY:
-		return input_do_key(ex, a, delay_ms);
+		return xtest_do_key(ex, a, delay_ms);
 	case ACTION_TYPE:
-		return input_do_type(ex, a, delay_ms);
+		return xtest_do_type(ex, a, delay_ms);
 	case ACTION_HOLD:
 		if (ex->phase == 0) {
-			if ((r = input_chord_press(ex, a->keys,
+			if ((r = xtest_chord_press(ex, a->keys,
 			    a->nkeys)) != 0)
 				return r;
 			ex->phase = 1;
 			*delay_ms = (uint64_t)a->duration_ms;
 			return 1;
 		}
-		input_release_held(ex);
+		xtest_release_held(ex);
 		return 0;
 	case ACTION_WAIT:
 		if (ex->phase == 0) {
@@ -558,26 +558,26 @@ input_step(struct input_exec *ex, uint64_t *delay_ms)
 		}
 		return 0;
 	case ACTION_CURSOR_POSITION:
-		return input_do_cursor(ex);
+		return xtest_do_cursor(ex);
 	case ACTION_SCREENSHOT:
 	case ACTION_ZOOM:
 		return 0;	/* markers: the caller observes */
 	}
-	input_fail(ex, ERR_INTERNAL, "unknown action kind");
+	xtest_fail(ex, ERR_INTERNAL, "unknown action kind");
 	return ERR_INTERNAL;
 }
 
 /* ---- the executor -------------------------------------------------------- */
 
 static int
-input_point_ok(int x, int y, int w, int h)
+xtest_point_ok(int x, int y, int w, int h)
 {
 	return x >= 0 && y >= 0 && x < w && y < h;
 }
 
 static int
-input_check_bounds(const struct actions_batch *b, int w, int h,
-    struct actions_error *err)
+xtest_check_bounds(const struct vocab_batch *b, int w, int h,
+    struct vocab_error *err)
 {
 	const struct action	*a;
 	size_t			 i, k;
@@ -585,10 +585,10 @@ input_check_bounds(const struct actions_batch *b, int w, int h,
 
 	for (i = 0; i < b->n; i++) {
 		a = &b->v[i];
-		ok = !a->has_xy || input_point_ok(a->x, a->y, w, h);
+		ok = !a->has_xy || xtest_point_ok(a->x, a->y, w, h);
 		for (k = 0; ok && k < a->npath; k++)
 			if (!(k == 0 && a->from_current))
-				ok = input_point_ok(a->path[k].x,
+				ok = xtest_point_ok(a->path[k].x,
 				    a->path[k].y, w, h);
 		if (ok && a->kind == ACTION_ZOOM)
 			ok = a->region[2] <= w && a->region[3] <= h;
@@ -604,10 +604,10 @@ input_check_bounds(const struct actions_batch *b, int w, int h,
 }
 
 int
-input_exec_new(Display *dpy, const struct actions_batch *b,
-    struct input_exec **out, struct actions_error *err)
+xtest_exec_new(Display *dpy, const struct vocab_batch *b,
+    struct xtest_exec **out, struct vocab_error *err)
 {
-	struct input_exec	*ex = NULL;
+	struct xtest_exec	*ex = NULL;
 	unsigned char		 pmap[256];
 	int			 ev, er, maj, min, r = ERR_INTERNAL;
 
@@ -620,7 +620,7 @@ input_exec_new(Display *dpy, const struct actions_batch *b,
 		    "XTEST extension");
 		goto out;
 	}
-	if ((r = input_check_bounds(b, DisplayWidth(dpy, DefaultScreen(dpy)),
+	if ((r = xtest_check_bounds(b, DisplayWidth(dpy, DefaultScreen(dpy)),
 	    DisplayHeight(dpy, DefaultScreen(dpy)), err)) != 0)
 		goto out;
 	if ((ex = calloc(1, sizeof(*ex))) == NULL) {
@@ -645,7 +645,7 @@ input_exec_new(Display *dpy, const struct actions_batch *b,
 	ex = NULL;
 	r = 0;
 out:
-	input_exec_free(ex);
+	xtest_exec_free(ex);
 	return r;
 }
 
@@ -654,37 +654,37 @@ out:
  * whose requests it came from.
  */
 static int
-input_sync(struct input_exec *ex)
+xtest_sync(struct xtest_exec *ex)
 {
 	size_t	 k, n, cur = ex->i;
 
 	XSync(ex->dpy, False);
-	if (input_xerr_code == 0) {
+	if (xtest_xerr_code == 0) {
 		ex->group = ex->i;
 		return 0;
 	}
 	n = ex->i - ex->group;
-	for (k = 0; k < n && k + 1 < INPUT_SYNC_EVERY; k++)
-		if ((long)(input_xerr_serial - ex->serials[k + 1]) < 0)
+	for (k = 0; k < n && k + 1 < XTEST_SYNC_EVERY; k++)
+		if ((long)(xtest_xerr_serial - ex->serials[k + 1]) < 0)
 			break;
 	if (k < n) {
 		/* An earlier action of the group: the ones after it ran. */
 		ex->i = ex->group + k;
 		ex->res.done = ex->i;
-		input_fail(ex, ERR_X, "the X server refused a request "
+		xtest_fail(ex, ERR_X, "the X server refused a request "
 		    "(error %d); the %zu actions after it were sent too",
-		    input_xerr_code, cur - ex->i);
+		    xtest_xerr_code, cur - ex->i);
 		ex->res.uncertain = 1;
 	} else
-		input_fail(ex, ERR_X, "the X server refused a request "
-		    "(error %d)", input_xerr_code);
-	input_xerr_code = 0;
+		xtest_fail(ex, ERR_X, "the X server refused a request "
+		    "(error %d)", xtest_xerr_code);
+	xtest_xerr_code = 0;
 	return ERR_X;
 }
 
 /* Could a's requests draw an X error?  Only a button the server lacks. */
 static int
-input_risky(const struct input_exec *ex, const struct action *a)
+xtest_risky(const struct xtest_exec *ex, const struct action *a)
 {
 	switch (a->kind) {
 	case ACTION_CLICK:
@@ -701,23 +701,23 @@ input_risky(const struct input_exec *ex, const struct action *a)
 }
 
 static int
-input_run_actions(struct input_exec *ex, uint64_t *delay_ms)
+xtest_run_actions(struct xtest_exec *ex, uint64_t *delay_ms)
 {
 	int	 r, risky;
 
 	while (ex->i < ex->b->n) {
-		risky = input_risky(ex, &ex->b->v[ex->i]);
+		risky = xtest_risky(ex, &ex->b->v[ex->i]);
 		r = 0;
 		/* The group before a risky action answers for itself. */
-		if (risky && ex->i > ex->group && (r = input_sync(ex)) != 0)
+		if (risky && ex->i > ex->group && (r = xtest_sync(ex)) != 0)
 			goto stop;
-		if (ex->i - ex->group < INPUT_SYNC_EVERY)
+		if (ex->i - ex->group < XTEST_SYNC_EVERY)
 			ex->serials[ex->i - ex->group] = NextRequest(ex->dpy);
-		if ((r = input_step(ex, delay_ms)) < 0)
+		if ((r = xtest_step(ex, delay_ms)) < 0)
 			goto stop;
 		if ((r == 1 || risky || ex->i + 1 == ex->b->n ||
-		    ex->i + 1 - ex->group >= INPUT_SYNC_EVERY) &&
-		    input_sync(ex) != 0)
+		    ex->i + 1 - ex->group >= XTEST_SYNC_EVERY) &&
+		    xtest_sync(ex) != 0)
 			goto stop;
 		if (r == 1)
 			return 1;
@@ -730,26 +730,26 @@ input_run_actions(struct input_exec *ex, uint64_t *delay_ms)
 	return 0;
 stop:
 	/* Failure was recorded; let go of anything held. */
-	input_release_held(ex);
+	xtest_release_held(ex);
 	XSync(ex->dpy, False);
-	input_xerr_code = 0;
+	xtest_xerr_code = 0;
 	return 0;
 }
 
 int
-input_run(struct input_exec *ex, uint64_t *delay_ms)
+xtest_run(struct xtest_exec *ex, uint64_t *delay_ms)
 {
 	int	(*old)(Display *, XErrorEvent *);
-	int	 ret = INPUT_DONE;
+	int	 ret = XTEST_DONE;
 
 	*delay_ms = 0;
-	old = XSetErrorHandler(input_xerror);
-	input_xerr_code = 0;
-	if (ex->state == INPUT_ST_ACTIONS) {
-		if (input_run_actions(ex, delay_ms) == 1)
-			ret = INPUT_AGAIN;
+	old = XSetErrorHandler(xtest_xerror);
+	xtest_xerr_code = 0;
+	if (ex->state == XTEST_ST_ACTIONS) {
+		if (xtest_run_actions(ex, delay_ms) == 1)
+			ret = XTEST_AGAIN;
 		else {
-			ex->state = INPUT_ST_DONE;
+			ex->state = XTEST_ST_DONE;
 			/* Lent spares stay until the keyboard is idle. */
 			if (ex->lent && !ex->blocking)
 				keymap_idle_later(ex->km);
@@ -760,29 +760,29 @@ input_run(struct input_exec *ex, uint64_t *delay_ms)
 }
 
 int
-input_actions_done(const struct input_exec *ex)
+xtest_actions_done(const struct xtest_exec *ex)
 {
-	return ex->state != INPUT_ST_ACTIONS;
+	return ex->state != XTEST_ST_ACTIONS;
 }
 
-const struct input_result *
-input_result(const struct input_exec *ex)
+const struct xtest_result *
+xtest_result(const struct xtest_exec *ex)
 {
 	return &ex->res;
 }
 
 void
-input_exec_free(struct input_exec *ex)
+xtest_exec_free(struct xtest_exec *ex)
 {
 	int	(*old)(Display *, XErrorEvent *);
 
 	if (ex == NULL)
 		return;
-	if (ex->state != INPUT_ST_DONE) {
-		old = XSetErrorHandler(input_xerror);
-		input_release_held(ex);
+	if (ex->state != XTEST_ST_DONE) {
+		old = XSetErrorHandler(xtest_xerror);
+		xtest_release_held(ex);
 		XSync(ex->dpy, False);
-		input_xerr_code = 0;
+		xtest_xerr_code = 0;
 		XSetErrorHandler(old);
 		if (ex->lent && !ex->blocking)
 			keymap_idle_later(ex->km);
@@ -791,18 +791,18 @@ input_exec_free(struct input_exec *ex)
 }
 
 int
-input_apply_blocking(Display *dpy, const struct actions_batch *b,
-    struct input_result *res)
+xtest_apply_blocking(Display *dpy, const struct vocab_batch *b,
+    struct xtest_result *res)
 {
-	struct input_exec	*ex;
-	struct actions_error	 err;
+	struct xtest_exec	*ex;
+	struct vocab_error	 err;
 	struct timespec		 ts;
 	uint64_t		 delay;
 	int			 r;
 
 	memset(res, 0, sizeof(*res));
 	res->failed = -1;
-	if ((r = input_exec_new(dpy, b, &ex, &err)) != 0) {
+	if ((r = xtest_exec_new(dpy, b, &ex, &err)) != 0) {
 		res->code = r;
 		res->failed = err.index;
 		memcpy(res->msg, err.msg, sizeof(res->msg));
@@ -810,7 +810,7 @@ input_apply_blocking(Display *dpy, const struct actions_batch *b,
 	}
 	ex->blocking = 1;
 	for (;;) {
-		if (input_run(ex, &delay) != INPUT_AGAIN) {
+		if (xtest_run(ex, &delay) != XTEST_AGAIN) {
 			/* No loop to restore later: once clients caught up. */
 			if (!ex->lent || (delay = keymap_settle_left(ex->km)) == 0)
 				break;
@@ -822,13 +822,13 @@ input_apply_blocking(Display *dpy, const struct actions_batch *b,
 	}
 	if (ex->lent)
 		keymap_restore(ex->km);
-	*res = *input_result(ex);
-	input_exec_free(ex);
+	*res = *xtest_result(ex);
+	xtest_exec_free(ex);
 	return res->code;
 }
 
 void
-input_exec_abandon(struct input_exec *ex)
+xtest_exec_abandon(struct xtest_exec *ex)
 {
 	free(ex);
 }

@@ -1,7 +1,7 @@
 /*
  * actions: the vocabularies of `act` (SPEC G-9..G-11), parsed from JSON into
  * one internal form before anything touches a display.  A batch is a JSON
- * array of 1..ACTIONS_MAX action objects; each object is read in one of
+ * array of 1..VOCAB_MAX action objects; each object is read in one of
  * three vocabularies, chosen by its keys:
  *
  *   native     {"kind": "move"|"click"|"down"|"up"|"drag"|"scroll"|"key"|
@@ -13,24 +13,24 @@
  * keysyms here, so an unknown key is refused before anything is applied.
  * Coordinates in the scaled space of an earlier observe are mapped back to
  * real pixels with the batch's scale (x / scale, rounded).  Whether they
- * lie on the screen is checked by input.c, which knows the screen.
+ * lie on the screen is checked by xtest.c, which knows the screen.
  */
-#ifndef GUESTD_ACTIONS_H
-#define GUESTD_ACTIONS_H
+#ifndef GUESTD_VOCAB_H
+#define GUESTD_VOCAB_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
 
-#define ACTIONS_MAX		256		/* actions in a batch */
-#define ACTIONS_TEXT_MAX	(64 * 1024)	/* bytes of type text */
-#define ACTIONS_KEYSPEC_MAX	256		/* bytes of a key spec */
-#define ACTIONS_PATH_MAX	1024		/* points of a drag path */
-#define ACTIONS_MODS_MAX	8		/* keys held during a click */
-#define ACTIONS_WAIT_MAX_MS	10000		/* wait and hold */
-#define ACTIONS_SCROLL_MAX	50		/* wheel clicks per axis */
-#define ACTIONS_COORD_MAX	100000		/* before scaling */
-#define ACTIONS_ERRLEN		160
+#define VOCAB_MAX		256		/* actions in a batch */
+#define VOCAB_TEXT_MAX	(64 * 1024)	/* bytes of type text */
+#define VOCAB_KEYSPEC_MAX	256		/* bytes of a key spec */
+#define VOCAB_PATH_MAX	1024		/* points of a drag path */
+#define VOCAB_MODS_MAX	8		/* keys held during a click */
+#define VOCAB_WAIT_MAX_MS	10000		/* wait and hold */
+#define VOCAB_SCROLL_MAX	50		/* wheel clicks per axis */
+#define VOCAB_COORD_MAX	100000		/* before scaling */
+#define VOCAB_ERRLEN		160
 
 enum action_kind {
 	ACTION_MOVE,
@@ -62,7 +62,7 @@ struct action {
 	int		 scroll_y;	/* wheel clicks, >0 down, <0 up */
 	int		 duration_ms;	/* hold, wait */
 	/* Keys held during a pointer action (Anthropic text, OpenAI keys). */
-	unsigned long	 mods[ACTIONS_MODS_MAX];
+	unsigned long	 mods[VOCAB_MODS_MAX];
 	int		 nmods;
 	/*
 	 * key and hold: keysyms; 0 (NoSymbol) separates chords, so
@@ -81,17 +81,17 @@ struct action {
 	int		 region[4];
 };
 
-struct actions_batch {
+struct vocab_batch {
 	struct action	*v;
 	size_t		 n;
 	double		 scale;		/* as given; 1 when absent */
 };
 
 /* Why a batch was refused: a code, the action's index (-1: the batch). */
-struct actions_error {
+struct vocab_error {
 	int		 code;
 	int		 index;
-	char		 msg[ACTIONS_ERRLEN];
+	char		 msg[VOCAB_ERRLEN];
 };
 
 /*
@@ -100,36 +100,36 @@ struct actions_error {
  * ERR_ACTION_INVALID, ERR_KEY_UNKNOWN, ERR_COORDINATES, ERR_TOO_LARGE,
  * ERR_NOMEM) with err filled and *out NULL.
  */
-int	 actions_parse(json_t *array, double scale,
-	    struct actions_batch **out, struct actions_error *err);
+int	 vocab_parse(json_t *array, double scale,
+	    struct vocab_batch **out, struct vocab_error *err);
 
 /*
  * Parse the arguments of `act`: {"actions": [...], "scale"?: s}; other
  * keys are the caller's business and are ignored here.
  */
-int	 actions_parse_args(json_t *args, struct actions_batch **out,
-	    struct actions_error *err);
+int	 vocab_parse_args(json_t *args, struct vocab_batch **out,
+	    struct vocab_error *err);
 
-void	 actions_free(struct actions_batch *);
+void	 vocab_free(struct vocab_batch *);
 
 /* "left_click" style name of a kind, for messages and logs. */
-const char *actions_kind_name(enum action_kind);
+const char *vocab_kind_name(enum action_kind);
 
 /*
  * Resolve one key name ("ctrl", "Return", "F5", "é", "KP_0") to a keysym;
  * 0 when unknown.  in_chord: a lone upper-case letter inside a chord means
  * the letter key ("CTRL+L" is ctrl+l, not ctrl+shift+l).
  */
-unsigned long actions_keysym(const char *name, size_t len, int in_chord);
+unsigned long vocab_keysym(const char *name, size_t len, int in_chord);
 
 /* True when the batch has an action that changes the screen or input. */
-int	 actions_has_input(const struct actions_batch *);
+int	 vocab_has_input(const struct vocab_batch *);
 /*
  * 1 when the batch's only input is key presses of navigation keys
  * (arrows, Tab, Page_Up/Down, Home, End, their keypad forms, with any
  * modifiers): the repeat guard never counts those (a list is walked by
  * pressing Down again and again).
  */
-int	 actions_navigation_only(const struct actions_batch *);
+int	 vocab_navigation_only(const struct vocab_batch *);
 
 #endif

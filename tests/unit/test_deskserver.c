@@ -1,5 +1,5 @@
 /*
- * Unit tests of guestd/compat.c's translators: xdotool argv forms (options,
+ * Unit tests of guestd/deskserver.c's translators: xdotool argv forms (options,
  * chaining, the wheel buttons, keydown/keyup roles, clamped sleeps) become
  * the right native actions, and bad argv is refused with a code and no
  * plan; the steps array maps errors to their step.
@@ -17,16 +17,16 @@
 #include <cmocka.h>
 #include <X11/keysym.h>
 
-#include "actions.h"
-#include "compat.h"
+#include "vocab.h"
+#include "deskserver.h"
 #include "err.h"
 #include "guestd.h"
 
-/* compat.c starts launches with exec.c, which reads the settings. */
+/* deskserver.c starts launches with exec.c, which reads the settings. */
 struct guestd_settings guestd;
 
-static struct compat_plan	*p;
-static struct actions_error	 e;
+static struct deskserver_plan	*p;
+static struct vocab_error	 e;
 
 #define ARGV(...)	((const char *const []){ __VA_ARGS__ })
 #define NARGS(...)	(sizeof((const char *const []){ __VA_ARGS__ }) / \
@@ -38,9 +38,9 @@ xdo(const char *const *argv, size_t n)
 {
 	int	r;
 
-	compat_plan_free(p);
+	deskserver_plan_free(p);
 	p = NULL;
-	r = compat_xdotool_parse(argv, n, &p, &e);
+	r = deskserver_xdotool_parse(argv, n, &p, &e);
 	if (r != 0) {
 		assert_null(p);
 		assert_int_equal(r, e.code);
@@ -60,11 +60,11 @@ steps(const char *text)
 	json_t		*j;
 	int		 r;
 
-	compat_plan_free(p);
+	deskserver_plan_free(p);
 	p = NULL;
 	if ((j = json_loads(text, JSON_DECODE_ANY, &je)) == NULL)
 		fail_msg("test JSON: %s", je.text);
-	r = compat_steps_parse(j, steps_slot, &p, &e);
+	r = deskserver_steps_parse(j, steps_slot, &p, &e);
 	json_decref(j);
 	return r;
 }
@@ -89,7 +89,7 @@ test_key(void **state)
 	assert_int_equal(act(0)->keys[0], XK_Control_L);
 	assert_int_equal(act(0)->keys[1], XK_a);
 	assert_int_equal(act(1)->keys[0], XK_Return);
-	assert_int_equal(p->keyev[0], COMPAT_KEY_NONE);
+	assert_int_equal(p->keyev[0], DESKSERVER_KEY_NONE);
 	/* getopt_long_only spellings */
 	assert_int_equal(XDO("key", "-delay=5", "--", "super"), 0);
 	assert_int_equal(act(0)->keys[0], XK_Super_L);
@@ -109,9 +109,9 @@ test_keydown_keyup(void **state)
 	assert_int_equal(act(0)->kind, ACTION_HOLD);
 	assert_int_equal(act(0)->duration_ms, 0);
 	assert_int_equal(act(0)->nkeys, 2);
-	assert_int_equal(p->keyev[0], COMPAT_KEY_DOWN);
-	assert_int_equal(p->keyev[1], COMPAT_KEY_NONE);
-	assert_int_equal(p->keyev[2], COMPAT_KEY_UP);
+	assert_int_equal(p->keyev[0], DESKSERVER_KEY_DOWN);
+	assert_int_equal(p->keyev[1], DESKSERVER_KEY_NONE);
+	assert_int_equal(p->keyev[2], DESKSERVER_KEY_UP);
 	assert_int_equal(act(2)->keys[1], XK_Shift_L);
 }
 
@@ -187,7 +187,7 @@ test_sleep(void **state)
 	assert_int_equal(act(0)->kind, ACTION_WAIT);
 	assert_int_equal(act(0)->duration_ms, 250);
 	assert_int_equal(XDO("sleep", "60"), 0);
-	assert_int_equal(act(0)->duration_ms, COMPAT_WAIT_MAX_MS);
+	assert_int_equal(act(0)->duration_ms, DESKSERVER_WAIT_MAX_MS);
 	assert_int_equal(XDO("sleep", "-1"), ERR_ACTION_INVALID);
 	assert_int_equal(XDO("sleep", "nan"), ERR_ACTION_INVALID);
 	assert_int_equal(XDO("sleep"), ERR_ACTION_INVALID);
@@ -196,7 +196,7 @@ test_sleep(void **state)
 static void
 test_refused(void **state)
 {
-	const char	*many[COMPAT_ARGV_MAX + 1];
+	const char	*many[DESKSERVER_ARGV_MAX + 1];
 	char		*big;
 	size_t		 i;
 
@@ -224,17 +224,17 @@ test_refused(void **state)
 	assert_int_equal(act(0)->x, 0);
 	assert_int_equal(act(0)->y, 1);
 	assert_int_equal(XDO("mousemove", "99999999", "1"), ERR_ACTION_INVALID);
-	for (i = 0; i < COMPAT_ARGV_MAX + 1; i++)
+	for (i = 0; i < DESKSERVER_ARGV_MAX + 1; i++)
 		many[i] = i == 0 ? "key" : "a";
-	assert_int_equal(xdo(many, COMPAT_ARGV_MAX), 0);
-	assert_int_equal(xdo(many, COMPAT_ARGV_MAX + 1), ERR_TOO_LARGE);
-	big = malloc(COMPAT_ARG_MAX + 2);
-	memset(big, 'x', COMPAT_ARG_MAX + 1);
-	big[COMPAT_ARG_MAX + 1] = '\0';
+	assert_int_equal(xdo(many, DESKSERVER_ARGV_MAX), 0);
+	assert_int_equal(xdo(many, DESKSERVER_ARGV_MAX + 1), ERR_TOO_LARGE);
+	big = malloc(DESKSERVER_ARG_MAX + 2);
+	memset(big, 'x', DESKSERVER_ARG_MAX + 1);
+	big[DESKSERVER_ARG_MAX + 1] = '\0';
 	assert_int_equal(XDO("type", big), ERR_TOO_LARGE);
-	big[COMPAT_ARG_MAX] = '\0';
+	big[DESKSERVER_ARG_MAX] = '\0';
 	assert_int_equal(XDO("type", big), 0);
-	assert_int_equal(act(0)->ntext, COMPAT_ARG_MAX);
+	assert_int_equal(act(0)->ntext, DESKSERVER_ARG_MAX);
 	free(big);
 }
 
@@ -247,7 +247,7 @@ test_steps(void **state)
 	assert_int_equal(p->nsteps, 3);
 	assert_int_equal(p->b->n, 4);
 	assert_int_equal(act(1)->kind, ACTION_WAIT);
-	assert_int_equal(act(1)->duration_ms, COMPAT_WAIT_MAX_MS);
+	assert_int_equal(act(1)->duration_ms, DESKSERVER_WAIT_MAX_MS);
 	assert_int_equal(p->step[0], 0);
 	assert_int_equal(p->step[1], 1);
 	assert_int_equal(p->step[2], 2);
@@ -272,12 +272,12 @@ test_steps(void **state)
 static void
 test_too_many_actions(void **state)
 {
-	char	 buf[64 * (ACTIONS_MAX + 2)];
+	char	 buf[64 * (VOCAB_MAX + 2)];
 	size_t	 off = 0, i;
 
 	(void)state;
 	off += (size_t)snprintf(buf + off, sizeof buf - off, "[");
-	for (i = 0; i <= ACTIONS_MAX; i++)
+	for (i = 0; i <= VOCAB_MAX; i++)
 		off += (size_t)snprintf(buf + off, sizeof buf - off,
 		    "%s{\"waitMs\":1}", i > 0 ? "," : "");
 	snprintf(buf + off, sizeof buf - off, "]");
@@ -288,7 +288,7 @@ static int
 teardown(void **state)
 {
 	(void)state;
-	compat_plan_free(p);
+	deskserver_plan_free(p);
 	p = NULL;
 	return 0;
 }
@@ -297,7 +297,7 @@ teardown(void **state)
 static void
 test_env(void **state)
 {
-	const struct compat_launch	*l;
+	const struct deskserver_launch	*l;
 
 	(void)state;
 	steps_slot = 40;
@@ -326,20 +326,20 @@ test_env(void **state)
 	    ERR_ACTION_INVALID);
 	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:40\"]}]"),
 	    ERR_ACTION_INVALID);
-	/* Launches become COMPAT_LAUNCH entries with their argv. */
+	/* Launches become DESKSERVER_LAUNCH entries with their argv. */
 	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:40\","
 	    "\"RAKAZO_BROWSER_PROFILE=/home/u/.p/chromium-bot-1\","
 	    "\"xdg-open\",\"https://example.com\"]},{\"argv\":[\"env\","
 	    "\"DISPLAY=:40\",\"xterm\"]}]"), 0);
 	assert_int_equal(p->b->n, 2);
-	assert_int_equal(p->keyev[0], COMPAT_LAUNCH);
+	assert_int_equal(p->keyev[0], DESKSERVER_LAUNCH);
 	l = p->launch[0];
 	assert_string_equal(l->argv[0], "xdg-open");
 	assert_string_equal(l->argv[1], "https://example.com");
 	assert_null(l->argv[2]);
 	assert_string_equal(l->profile,
 	    "RAKAZO_BROWSER_PROFILE=/home/u/.p/chromium-bot-1");
-	assert_int_equal(p->keyev[1], COMPAT_LAUNCH);
+	assert_int_equal(p->keyev[1], DESKSERVER_LAUNCH);
 	assert_null(p->launch[1]->profile);
 	assert_int_equal(steps("[{\"argv\":[\"env\",\"DISPLAY=:40\","
 	    "\"rm\",\"-rf\",\"/\"]}]"), ERR_ACTION_INVALID);

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: actions_parse_args on arbitrary JSON, as an `act`
+ * libFuzzer target: vocab_parse_args on arbitrary JSON, as an `act`
  * request would bring it.  Checks the parser's promises: on success every
  * action is well formed (counts, paths, key lists, text in range); on
  * failure there is no batch, a known code and a terminated sentence.
@@ -13,7 +13,7 @@
 
 #include "err.h"
 #include "json.h"
-#include "actions.h"
+#include "vocab.h"
 
 static void
 check_action(const struct action *a)
@@ -30,33 +30,33 @@ check_action(const struct action *a)
 	if ((a->kind == ACTION_KEY || a->kind == ACTION_HOLD) &&
 	    (a->nkeys == 0 || a->keys[0] == 0 || a->keys[a->nkeys - 1] == 0))
 		abort();
-	if (a->nmods < 0 || a->nmods > ACTIONS_MODS_MAX)
+	if (a->nmods < 0 || a->nmods > VOCAB_MODS_MAX)
 		abort();
 	for (i = 0; i < (size_t)a->nmods; i++)
 		if (a->mods[i] == 0)
 			abort();
-	if (a->ntext > ACTIONS_TEXT_MAX)
+	if (a->ntext > VOCAB_TEXT_MAX)
 		abort();
 	for (i = 0; i < a->ntext; i++)
 		if (a->text[i] > 0x10ffff || a->text[i] == 0 ||
 		    (a->text[i] >= 0xd800 && a->text[i] <= 0xdfff))
 			abort();
-	if (a->duration_ms < 0 || a->duration_ms > ACTIONS_WAIT_MAX_MS)
+	if (a->duration_ms < 0 || a->duration_ms > VOCAB_WAIT_MAX_MS)
 		abort();
-	if (a->scroll_x < -ACTIONS_SCROLL_MAX ||
-	    a->scroll_x > ACTIONS_SCROLL_MAX ||
-	    a->scroll_y < -ACTIONS_SCROLL_MAX ||
-	    a->scroll_y > ACTIONS_SCROLL_MAX)
+	if (a->scroll_x < -VOCAB_SCROLL_MAX ||
+	    a->scroll_x > VOCAB_SCROLL_MAX ||
+	    a->scroll_y < -VOCAB_SCROLL_MAX ||
+	    a->scroll_y > VOCAB_SCROLL_MAX)
 		abort();
-	if (strcmp(actions_kind_name(a->kind), "unknown") == 0)
+	if (strcmp(vocab_kind_name(a->kind), "unknown") == 0)
 		abort();
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct actions_batch	*b = NULL;
-	struct actions_error	 e;
+	struct vocab_batch	*b = NULL;
+	struct vocab_error	 e;
 	char			 err[JSONX_ERRLEN];
 	json_t			*j;
 	size_t			 i;
@@ -65,20 +65,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	j = jsonx_parse((const char *)data, size, 256 * 1024, 1, &code, err);
 	if (j == NULL)
 		return 0;
-	r = actions_parse_args(j, &b, &e);
+	r = vocab_parse_args(j, &b, &e);
 	if (r == 0) {
-		if (b == NULL || b->n == 0 || b->n > ACTIONS_MAX)
+		if (b == NULL || b->n == 0 || b->n > VOCAB_MAX)
 			abort();
 		for (i = 0; i < b->n; i++)
 			check_action(&b->v[i]);
-		actions_has_input(b);
+		vocab_has_input(b);
 	} else {
 		if (b != NULL || r != e.code || r >= 0 || r <= ERR__LAST ||
 		    memchr(e.msg, '\0', sizeof(e.msg)) == NULL ||
-		    e.index < -1 || e.index >= ACTIONS_MAX)
+		    e.index < -1 || e.index >= VOCAB_MAX)
 			abort();
 	}
-	actions_free(b);
+	vocab_free(b);
 	json_decref(j);
 	return 0;
 }

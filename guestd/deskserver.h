@@ -15,57 +15,57 @@
  *          damage?{x,y,width,height}}}
  *
  * The shapes are those upstream's supervisor sends (its env prefixes,
- * launches and clipboard paste included, see compat_steps_parse).
+ * launches and clipboard paste included, see deskserver_steps_parse).
  * Limits: body <= 256 KiB (read under a hard cap), <= 32 argv entries of
  * <= 16 KiB each, waits, sleeps and settle clamped to 5000 ms, at most
- * ACTIONS_MAX actions in all.  The argv steps are translated into one
+ * VOCAB_MAX actions in all.  The argv steps are translated into one
  * action batch before anything is applied, so a bad step (unknown form,
  * program or key) is a 400 and nothing happens; points off the screen
  * land on its edge, as xdotool's do.  One request runs per display; the
- * next ones wait in arrival order (COMPAT_QUEUE_MAX, COMPAT_QUEUE_MS in
- * compat.c), then 409 BUSY.
+ * next ones wait in arrival order (DESKSERVER_QUEUE_MAX, DESKSERVER_QUEUE_MS in
+ * deskserver.c), then 409 BUSY.
  * Errors: {"error": "message", "code": "CODE"} (upstream's callers print
  * String(payload.error)) with the stable codes of err.h; 401 without or
  * with a wrong token, 400 bad JSON / too large / bad argv / another
  * display's DISPLAY, 404 unknown path or display, 405 other methods, 409
  * busy too long, 500 a program that failed to start.
  */
-#ifndef GUESTD_COMPAT_H
-#define GUESTD_COMPAT_H
+#ifndef GUESTD_DESKSERVER_H
+#define GUESTD_DESKSERVER_H
 
 #include <stddef.h>
 #include <jansson.h>
 
-#include "actions.h"
+#include "vocab.h"
 
-#define COMPAT_BODY_MAX		(256 * 1024)
-#define COMPAT_ARGV_MAX		32
-#define COMPAT_ARG_MAX		(16 * 1024)
-#define COMPAT_WAIT_MAX_MS	5000
-#define COMPAT_REPEAT_MAX	100
+#define DESKSERVER_BODY_MAX		(256 * 1024)
+#define DESKSERVER_ARGV_MAX		32
+#define DESKSERVER_ARG_MAX		(16 * 1024)
+#define DESKSERVER_WAIT_MAX_MS	5000
+#define DESKSERVER_REPEAT_MAX	100
 
-/* What an action of a plan is, besides an input.c action. */
-#define COMPAT_KEY_NONE		0
-#define COMPAT_KEY_DOWN		1	/* press the chord, keep it down */
-#define COMPAT_KEY_UP		2	/* release the chord */
-#define COMPAT_LAUNCH		3	/* start a program (a wait 0 in b) */
+/* What an action of a plan is, besides an xtest.c action. */
+#define DESKSERVER_KEY_NONE		0
+#define DESKSERVER_KEY_DOWN		1	/* press the chord, keep it down */
+#define DESKSERVER_KEY_UP		2	/* release the chord */
+#define DESKSERVER_LAUNCH		3	/* start a program (a wait 0 in b) */
 
 /* A program to start: argv (NULL-ended), and "NAME=VALUE" or NULL. */
-struct compat_launch {
+struct deskserver_launch {
 	char		**argv;
 	char		 *profile;
 };
 
 /*
  * Parsed steps: one batch (NULL when there is nothing to do) and, per
- * action, its COMPAT_KEY_* role (keydown/keyup are ACTION_HOLD entries
+ * action, its DESKSERVER_KEY_* role (keydown/keyup are ACTION_HOLD entries
  * the executor applies itself) and the step it came from.
  */
-struct compat_plan {
-	struct actions_batch	*b;
+struct deskserver_plan {
+	struct vocab_batch	*b;
 	unsigned char		*keyev;
 	size_t			*step;
-	struct compat_launch	**launch;
+	struct deskserver_launch	**launch;
 	size_t			 nsteps;
 };
 
@@ -80,31 +80,31 @@ struct lws_context;
  * Delays are accepted and not needed (events are sent in-process, in
  * order).  0, or a code with err filled (err->index: the argv entry).
  */
-int	 compat_xdotool_parse(const char *const *argv, size_t n,
-	    struct compat_plan **out, struct actions_error *err);
+int	 deskserver_xdotool_parse(const char *const *argv, size_t n,
+	    struct deskserver_plan **out, struct vocab_error *err);
 /*
  * The steps array of a request for display slot (-1: any); err->index is
  * the step.  An argv may start with env and DISPLAY=, XAUTHORITY= and
  * RAKAZO_BROWSER_PROFILE= assignments as upstream's supervisor sends it
  * (DISPLAY must be :slot, else DISPLAY_MISMATCH); xdg-open URL,
- * rakazo-browser [URL] and xterm become COMPAT_LAUNCH entries; upstream's
+ * rakazo-browser [URL] and xterm become DESKSERVER_LAUNCH entries; upstream's
  * clipboard paste pipeline (sh -c "printf %s B64 | base64 -d | xclip …
  * ctrl+v") becomes a type action of its text.
  */
-int	 compat_steps_parse(json_t *steps, int slot,
-	    struct compat_plan **out, struct actions_error *err);
-void	 compat_plan_free(struct compat_plan *);
+int	 deskserver_steps_parse(json_t *steps, int slot,
+	    struct deskserver_plan **out, struct vocab_error *err);
+void	 deskserver_plan_free(struct deskserver_plan *);
 
 /* Set at start-up (the token compared against).  */
-void	 compat_set_secret(const char *secret);
+void	 deskserver_set_secret(const char *secret);
 /* Listen on host:port (port 0 picks one) in ctx.  0 or ERR_*. */
-int	 compat_start(struct lws_context *ctx, const char *host, int port);
+int	 deskserver_start(struct lws_context *ctx, const char *host, int port);
 /* The bound port, 0 when off. */
-int	 compat_port(void);
+int	 deskserver_port(void);
 /*
  * The input of display :slot was released (by a request or display.act):
  * start the oldest request waiting for it, if any.
  */
-void	 compat_kick(int slot);
+void	 deskserver_kick(int slot);
 
 #endif

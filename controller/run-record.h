@@ -3,8 +3,8 @@
  * computer, from ready to stop, closed with an endReason.  The reconciler
  * compares the rows with what the provider says is running.
  */
-#ifndef CONTROLLER_RUN_H
-#define CONTROLLER_RUN_H
+#ifndef CONTROLLER_RUN_RECORD_H
+#define CONTROLLER_RUN_RECORD_H
 
 #include "store.h"
 
@@ -17,11 +17,11 @@
 #define RUN_RECONCILED	"reconciled"
 
 /* Open a row for computer unless one is open.  0 or ERR_*. */
-int	run_started(struct store *s, const char *computer);
+int	run_record_started(struct store *s, const char *computer);
 /* Close the open row (if any) with reason; 0 also when none was open. */
-int	run_ended(struct store *s, const char *computer, const char *reason);
+int	run_record_ended(struct store *s, const char *computer, const char *reason);
 /* 1 if reason is one of C-7's endReasons. */
-int	run_reason_valid(const char *reason);
+int	run_record_reason_valid(const char *reason);
 
 /*
  * Reconcile: alive(computer row, arg) says whether it runs (1), does not
@@ -29,7 +29,7 @@ int	run_reason_valid(const char *reason);
  * without one, closes rows (reconciled) of computers that stopped, and
  * sets the computer's state to match.  *changed counts rows touched.
  */
-int	run_reconcile(struct store *s,
+int	run_record_reconcile(struct store *s,
 	    int (*alive)(const struct store_computer *, void *), void *arg,
 	    int *changed);
 

@@ -1,5 +1,5 @@
 /*
- * Bounded byte pipes (xfer.h).  A ring buffer rather than a chunk list:
+ * Bounded byte pipes (bytepipe.h).  A ring buffer rather than a chunk list:
  * the HTTP side hands over a few KiB per callback and guestd frames take
  * up to 64 KiB, so a ring keeps one allocation per transfer whatever the
  * sizes on either side.
@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "err.h"
-#include "xfer.h"
+#include "bytepipe.h"
 #include "xmalloc.h"
 
 void
-xfer_init(struct xfer *x, size_t high)
+bytepipe_init(struct bytepipe *x, size_t high)
 {
 	memset(x, 0, sizeof *x);
 	x->high = high;
@@ -22,7 +22,7 @@ xfer_init(struct xfer *x, size_t high)
 }
 
 void
-xfer_release(struct xfer *x)
+bytepipe_release(struct bytepipe *x)
 {
 	free(x->buf);
 	x->buf = NULL;
@@ -30,25 +30,25 @@ xfer_release(struct xfer *x)
 }
 
 size_t
-xfer_len(const struct xfer *x)
+bytepipe_len(const struct bytepipe *x)
 {
 	return x->len;
 }
 
 int
-xfer_full(const struct xfer *x)
+bytepipe_full(const struct bytepipe *x)
 {
 	return x->len >= x->high;
 }
 
 int
-xfer_drained(const struct xfer *x)
+bytepipe_drained(const struct bytepipe *x)
 {
 	return x->len == 0 && (x->end || x->broken != 0);
 }
 
 static void
-xfer_wake_data(struct xfer *x)
+bytepipe_wake_data(struct bytepipe *x)
 {
 	task_cond_broadcast(&x->cv);
 	if (x->on_data != NULL)
@@ -56,7 +56,7 @@ xfer_wake_data(struct xfer *x)
 }
 
 static void
-xfer_wake_room(struct xfer *x)
+bytepipe_wake_room(struct bytepipe *x)
 {
 	task_cond_broadcast(&x->cv);
 	if (x->on_room != NULL)
@@ -65,7 +65,7 @@ xfer_wake_room(struct xfer *x)
 
 /* Make room for need more bytes, keeping the ring's order. */
 static void
-xfer_grow(struct xfer *x, size_t need)
+bytepipe_grow(struct bytepipe *x, size_t need)
 {
 	uint8_t	*nb;
 	size_t	 cap, first;
@@ -88,7 +88,7 @@ xfer_grow(struct xfer *x, size_t need)
 }
 
 void
-xfer_put(struct xfer *x, const void *p, size_t n)
+bytepipe_put(struct bytepipe *x, const void *p, size_t n)
 {
 	const uint8_t	*s = p;
 	size_t		 tail, k;
@@ -96,7 +96,7 @@ xfer_put(struct xfer *x, const void *p, size_t n)
 	if (x->end || x->broken != 0 || n == 0)
 		return;
 	if (x->cap - x->len < n)
-		xfer_grow(x, n);
+		bytepipe_grow(x, n);
 	while (n > 0) {
 		tail = (x->head + x->len) % x->cap;
 		k = x->cap - tail < n ? x->cap - tail : n;
@@ -105,11 +105,11 @@ xfer_put(struct xfer *x, const void *p, size_t n)
 		s += k;
 		n -= k;
 	}
-	xfer_wake_data(x);
+	bytepipe_wake_data(x);
 }
 
 size_t
-xfer_get(struct xfer *x, void *p, size_t max)
+bytepipe_get(struct bytepipe *x, void *p, size_t max)
 {
 	uint8_t	*d = p;
 	size_t	 got = 0, k;
@@ -128,31 +128,31 @@ xfer_get(struct xfer *x, void *p, size_t max)
 	if (x->len == 0)
 		x->head = 0;
 	if (got > 0 && x->len < x->low)
-		xfer_wake_room(x);
+		bytepipe_wake_room(x);
 	return got;
 }
 
 void
-xfer_end(struct xfer *x)
+bytepipe_end(struct bytepipe *x)
 {
 	if (x->end || x->broken != 0)
 		return;
 	x->end = 1;
-	xfer_wake_data(x);
+	bytepipe_wake_data(x);
 }
 
 void
-xfer_break(struct xfer *x, int code)
+bytepipe_break(struct bytepipe *x, int code)
 {
 	if (x->broken != 0)
 		return;
 	x->broken = code != 0 ? code : ERR_PEER_GONE;
-	xfer_wake_data(x);
-	xfer_wake_room(x);
+	bytepipe_wake_data(x);
+	bytepipe_wake_room(x);
 }
 
 int
-xfer_wait_room(struct xfer *x, int64_t timeout_ms)
+bytepipe_wait_room(struct bytepipe *x, int64_t timeout_ms)
 {
 	int	 r;
 
@@ -163,7 +163,7 @@ xfer_wait_room(struct xfer *x, int64_t timeout_ms)
 }
 
 int
-xfer_wait_data(struct xfer *x, int64_t timeout_ms)
+bytepipe_wait_data(struct bytepipe *x, int64_t timeout_ms)
 {
 	int	 r;
 

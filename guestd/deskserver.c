@@ -4,12 +4,12 @@
  * Today's images run a small HTTP server that spawns xdotool once per
  * step and grabs the screen with another process; controllers written for
  * it send xdotool argv lists.  We accept the same requests and run them
- * in-process: every argv is translated into native actions (actions.h),
+ * in-process: every argv is translated into native actions (vocab.h),
  * the whole request becomes one batch that is validated before any event
- * is sent, and input.c applies it on the loop.  keydown/keyup have no
+ * is sent, and xtest.c applies it on the loop.  keydown/keyup have no
  * native kind (a native hold always releases), so they are ACTION_HOLD
  * entries marked in the plan and sent here with XTest between the
- * input.c segments.  Waits, the executor's own pauses and the settle time
+ * xtest.c segments.  Waits, the executor's own pauses and the settle time
  * are loop timers: nothing ever blocks the loop.
  *
  * The token is guestd's control secret, compared in constant time with
@@ -38,14 +38,14 @@
 #include <jansson.h>
 #include <libwebsockets.h>
 
-#include "actions.h"
+#include "vocab.h"
 #include "capture.h"
-#include "compat.h"
+#include "deskserver.h"
 #include "display.h"
 #include "err.h"
 #include "exec.h"
 #include "guestd.h"
-#include "input.h"
+#include "xtest.h"
 #include "json.h"
 #include "log.h"
 #include "loop.h"
@@ -53,32 +53,32 @@
 #include "token.h"
 #include "xmalloc.h"
 
-#define COMPAT_CHUNK		(64 * 1024)
-#define COMPAT_DISCARD_MAX	(4 * 1024 * 1024)	/* then just close */
-#define COMPAT_TITLE_MAX	1024
-#define COMPAT_QUEUE_MAX	8	/* requests waiting per display */
-#define COMPAT_QUEUE_MS		10000	/* how long one may wait its turn */
-#define COMPAT_LAUNCH_MS	200	/* a launch that fails fails by then */
+#define DESKSERVER_CHUNK		(64 * 1024)
+#define DESKSERVER_DISCARD_MAX	(4 * 1024 * 1024)	/* then just close */
+#define DESKSERVER_TITLE_MAX	1024
+#define DESKSERVER_QUEUE_MAX	8	/* requests waiting per display */
+#define DESKSERVER_QUEUE_MS		10000	/* how long one may wait its turn */
+#define DESKSERVER_LAUNCH_MS	200	/* a launch that fails fails by then */
 
 /* ---- argv -> actions ----------------------------------------------------- */
 
 /* A plan under construction: native action objects plus their roles. */
-struct compat_build {
+struct deskserver_build {
 	json_t		*arr;
 	unsigned char	*keyev;
 	size_t		*step;
-	struct compat_launch **launch;	/* COMPAT_LAUNCH: what to run */
+	struct deskserver_launch **launch;	/* DESKSERVER_LAUNCH: what to run */
 	size_t		 n, cap;
 	size_t		 stepno;
 	int		 slot;		/* the request's display; -1: any */
-	struct actions_error *err;
+	struct vocab_error *err;
 };
 
-static int compat_fail(struct actions_error *, int, int, const char *, ...)
+static int deskserver_fail(struct vocab_error *, int, int, const char *, ...)
     __attribute__((format(printf, 4, 5)));
 
 static int
-compat_fail(struct actions_error *err, int code, int index, const char *fmt,
+deskserver_fail(struct vocab_error *err, int code, int index, const char *fmt,
     ...)
 {
 	va_list	ap;
@@ -93,14 +93,14 @@ compat_fail(struct actions_error *err, int code, int index, const char *fmt,
 
 /* Append o (stolen) with its role. */
 static int
-compat_add(struct compat_build *cb, json_t *o, int keyev)
+deskserver_add(struct deskserver_build *cb, json_t *o, int keyev)
 {
 	if (o == NULL)
-		return compat_fail(cb->err, ERR_NOMEM, -1, "out of memory");
-	if (cb->n >= ACTIONS_MAX) {
+		return deskserver_fail(cb->err, ERR_NOMEM, -1, "out of memory");
+	if (cb->n >= VOCAB_MAX) {
 		json_decref(o);
-		return compat_fail(cb->err, ERR_TOO_LARGE, -1, "the steps "
-		    "make more than %d actions", ACTIONS_MAX);
+		return deskserver_fail(cb->err, ERR_TOO_LARGE, -1, "the steps "
+		    "make more than %d actions", VOCAB_MAX);
 	}
 	if (cb->n == cb->cap) {
 		cb->cap = cb->cap == 0 ? 16 : cb->cap * 2;
@@ -117,28 +117,28 @@ compat_add(struct compat_build *cb, json_t *o, int keyev)
 	return 0;
 }
 
-static const char *const compat_commands[] = {
+static const char *const deskserver_commands[] = {
 	"key", "keydown", "keyup", "type", "mousemove", "click",
 	"mousedown", "mouseup", "sleep", NULL
 };
 
 static int
-compat_is_command(const char *s)
+deskserver_is_command(const char *s)
 {
 	size_t	i;
 
-	for (i = 0; compat_commands[i] != NULL; i++)
-		if (strcmp(s, compat_commands[i]) == 0)
+	for (i = 0; deskserver_commands[i] != NULL; i++)
+		if (strcmp(s, deskserver_commands[i]) == 0)
 			return 1;
 	return 0;
 }
 
 /* The argv being read: position i of n. */
-struct compat_xdo {
+struct deskserver_xdo {
 	const char *const	*argv;
 	size_t			 n, i;
 	const char		*cmd;
-	struct compat_build	*cb;
+	struct deskserver_build	*cb;
 };
 
 #define COPT_CLEAR	0x01
@@ -148,7 +148,7 @@ struct compat_xdo {
 
 /* Integer in [min, max], the whole string. */
 static int
-compat_int(const char *s, long min, long max, long *out)
+deskserver_int(const char *s, long min, long max, long *out)
 {
 	char	*end;
 	long	 v;
@@ -169,7 +169,7 @@ compat_int(const char *s, long min, long max, long *out)
  * ends them too).  Only those in allowed are accepted.
  */
 static int
-compat_options(struct compat_xdo *x, unsigned allowed, long *repeat)
+deskserver_options(struct deskserver_xdo *x, unsigned allowed, long *repeat)
 {
 	static const struct { const char *name; unsigned bit; int val; } o[] = {
 		{ "clearmodifiers", COPT_CLEAR, 0 },
@@ -199,7 +199,7 @@ compat_options(struct compat_xdo *x, unsigned allowed, long *repeat)
 			    strncmp(o[k].name, name, nlen) == 0)
 				break;
 		if (k == sizeof o / sizeof o[0] || !(allowed & o[k].bit))
-			return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+			return deskserver_fail(x->cb->err, ERR_ACTION_INVALID,
 			    (int)x->i, "xdotool %s: option %.40s is not "
 			    "supported", x->cmd, a);
 		val = NULL;
@@ -209,14 +209,14 @@ compat_options(struct compat_xdo *x, unsigned allowed, long *repeat)
 			else if (x->i + 1 < x->n)
 				val = x->argv[++x->i];
 			else
-				return compat_fail(x->cb->err,
+				return deskserver_fail(x->cb->err,
 				    ERR_ACTION_INVALID, (int)x->i, "xdotool "
 				    "%s: option %s needs a value", x->cmd,
 				    o[k].name);
-			if (compat_int(val, o[k].bit == COPT_REPEAT ? 1 : 0,
-			    o[k].bit == COPT_REPEAT ? COMPAT_REPEAT_MAX :
+			if (deskserver_int(val, o[k].bit == COPT_REPEAT ? 1 : 0,
+			    o[k].bit == COPT_REPEAT ? DESKSERVER_REPEAT_MAX :
 			    86400000, &v) != 0)
-				return compat_fail(x->cb->err,
+				return deskserver_fail(x->cb->err,
 				    ERR_ACTION_INVALID, (int)x->i, "xdotool "
 				    "%s: %s wants a number%s", x->cmd,
 				    o[k].name, o[k].bit == COPT_REPEAT ?
@@ -224,7 +224,7 @@ compat_options(struct compat_xdo *x, unsigned allowed, long *repeat)
 			if (o[k].bit == COPT_REPEAT && repeat != NULL)
 				*repeat = v;
 		} else if (eq != NULL)
-			return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+			return deskserver_fail(x->cb->err, ERR_ACTION_INVALID,
 			    (int)x->i, "xdotool %s: option %s takes no "
 			    "value", x->cmd, o[k].name);
 		x->i++;
@@ -234,18 +234,18 @@ compat_options(struct compat_xdo *x, unsigned allowed, long *repeat)
 
 /* The next argument of the command, or an error naming what is missing. */
 static int
-compat_arg(struct compat_xdo *x, const char *what, const char **out)
+deskserver_arg(struct deskserver_xdo *x, const char *what, const char **out)
 {
 	*out = "";
 	if (x->i >= x->n)
-		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+		return deskserver_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
 		    "xdotool %s: %s is missing", x->cmd, what);
 	*out = x->argv[x->i++];
 	return 0;
 }
 
 static const char *
-compat_button_name(long b)
+deskserver_button_name(long b)
 {
 	static const char *const names[] = { NULL, "left", "middle", "right",
 	    NULL, NULL, NULL, NULL, "back", "forward" };
@@ -254,15 +254,15 @@ compat_button_name(long b)
 }
 
 static int
-compat_button(struct compat_xdo *x, long *b)
+deskserver_button(struct deskserver_xdo *x, long *b)
 {
 	const char	*s;
 	int		 r;
 
-	if ((r = compat_arg(x, "the button", &s)) != 0)
+	if ((r = deskserver_arg(x, "the button", &s)) != 0)
 		return r;
-	if (compat_int(s, 1, 9, b) != 0)
-		return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+	if (deskserver_int(s, 1, 9, b) != 0)
+		return deskserver_fail(x->cb->err, ERR_ACTION_INVALID,
 		    (int)x->i - 1, "xdotool %s: button must be 1 to 9",
 		    x->cmd);
 	return 0;
@@ -270,50 +270,50 @@ compat_button(struct compat_xdo *x, long *b)
 
 /* key, keydown, keyup: key sequences until the end or the next command. */
 static int
-compat_key(struct compat_xdo *x, int keyev)
+deskserver_key(struct deskserver_xdo *x, int keyev)
 {
 	const char	*a;
 	json_t		*o;
 	size_t		 first;
 	int		 r;
 
-	if ((r = compat_options(x, COPT_CLEAR | COPT_DELAY, NULL)) != 0)
+	if ((r = deskserver_options(x, COPT_CLEAR | COPT_DELAY, NULL)) != 0)
 		return r;
 	first = x->i;
-	while (x->i < x->n && !compat_is_command(x->argv[x->i])) {
+	while (x->i < x->n && !deskserver_is_command(x->argv[x->i])) {
 		a = x->argv[x->i];
-		if (keyev == COMPAT_KEY_NONE)
+		if (keyev == DESKSERVER_KEY_NONE)
 			o = json_pack("{s:s,s:s}", "kind", "key", "keys", a);
 		else
 			o = json_pack("{s:s,s:s,s:i}", "kind", "hold", "keys",
 			    a, "duration_ms", 0);
 		if (o == NULL)
-			return compat_fail(x->cb->err, ERR_KEY_UNKNOWN,
+			return deskserver_fail(x->cb->err, ERR_KEY_UNKNOWN,
 			    (int)x->i, "xdotool %s: the key sequence is not "
 			    "valid UTF-8", x->cmd);
-		if ((r = compat_add(x->cb, o, keyev)) != 0)
+		if ((r = deskserver_add(x->cb, o, keyev)) != 0)
 			return r;
 		x->i++;
 	}
 	if (x->i == first)
-		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+		return deskserver_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
 		    "xdotool %s: a key sequence is missing", x->cmd);
 	return 0;
 }
 
 /* type: every remaining argument, concatenated (xdotool types each). */
 static int
-compat_type(struct compat_xdo *x)
+deskserver_type(struct deskserver_xdo *x)
 {
 	char	*s;
 	size_t	 len = 0, k, off = 0;
 	json_t	*o;
 	int	 r;
 
-	if ((r = compat_options(x, COPT_CLEAR | COPT_DELAY, NULL)) != 0)
+	if ((r = deskserver_options(x, COPT_CLEAR | COPT_DELAY, NULL)) != 0)
 		return r;
 	if (x->i >= x->n)
-		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+		return deskserver_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
 		    "xdotool type: the text is missing");
 	for (k = x->i; k < x->n; k++)
 		len += strlen(x->argv[k]);
@@ -330,126 +330,126 @@ compat_type(struct compat_xdo *x)
 	o = json_pack("{s:s,s:s%}", "kind", "type", "text", s, len);
 	free(s);
 	if (o == NULL)
-		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+		return deskserver_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
 		    "xdotool type: the text is not valid UTF-8");
 	x->i = x->n;
-	return compat_add(x->cb, o, COMPAT_KEY_NONE);
+	return deskserver_add(x->cb, o, DESKSERVER_KEY_NONE);
 }
 
 static int
-compat_mousemove(struct compat_xdo *x)
+deskserver_mousemove(struct deskserver_xdo *x)
 {
 	const char	*sx, *sy;
 	long		 px, py;
 	int		 r;
 
-	if ((r = compat_options(x, COPT_CLEAR | COPT_SYNC, NULL)) != 0 ||
-	    (r = compat_arg(x, "X", &sx)) != 0 ||
-	    (r = compat_arg(x, "Y", &sy)) != 0)
+	if ((r = deskserver_options(x, COPT_CLEAR | COPT_SYNC, NULL)) != 0 ||
+	    (r = deskserver_arg(x, "X", &sx)) != 0 ||
+	    (r = deskserver_arg(x, "Y", &sy)) != 0)
 		return r;
-	if (compat_int(sx, -ACTIONS_COORD_MAX, ACTIONS_COORD_MAX, &px) != 0 ||
-	    compat_int(sy, -ACTIONS_COORD_MAX, ACTIONS_COORD_MAX, &py) != 0)
-		return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+	if (deskserver_int(sx, -VOCAB_COORD_MAX, VOCAB_COORD_MAX, &px) != 0 ||
+	    deskserver_int(sy, -VOCAB_COORD_MAX, VOCAB_COORD_MAX, &py) != 0)
+		return deskserver_fail(x->cb->err, ERR_ACTION_INVALID,
 		    (int)x->i - 2, "xdotool mousemove: X and Y must be "
 		    "integers (window, polar and restore forms are not "
 		    "supported)");
 	/*
 	 * The X server keeps the pointer on the screen, so xdotool moves
 	 * to an off-screen point land on the nearest edge: the far edges
-	 * are clamped once the screen is known (compat_clamp).
+	 * are clamped once the screen is known (deskserver_clamp).
 	 */
 	if (px < 0)
 		px = 0;
 	if (py < 0)
 		py = 0;
-	return compat_add(x->cb, json_pack("{s:s,s:i,s:i}", "kind", "move",
-	    "x", (int)px, "y", (int)py), COMPAT_KEY_NONE);
+	return deskserver_add(x->cb, json_pack("{s:s,s:i,s:i}", "kind", "move",
+	    "x", (int)px, "y", (int)py), DESKSERVER_KEY_NONE);
 }
 
 /* Wheel "buttons" 4..7 are scrolls; the others clicks of up to 3. */
 static int
-compat_click(struct compat_xdo *x)
+deskserver_click(struct deskserver_xdo *x)
 {
 	static const char *const dirs[] = { "up", "down", "left", "right" };
 	long	 b, repeat = 1, k;
 	int	 r;
 
-	if ((r = compat_options(x, COPT_CLEAR | COPT_DELAY | COPT_REPEAT,
-	    &repeat)) != 0 || (r = compat_button(x, &b)) != 0)
+	if ((r = deskserver_options(x, COPT_CLEAR | COPT_DELAY | COPT_REPEAT,
+	    &repeat)) != 0 || (r = deskserver_button(x, &b)) != 0)
 		return r;
 	if (b >= 4 && b <= 7) {
 		for (; repeat > 0; repeat -= k) {
-			k = repeat > ACTIONS_SCROLL_MAX ? ACTIONS_SCROLL_MAX :
+			k = repeat > VOCAB_SCROLL_MAX ? VOCAB_SCROLL_MAX :
 			    repeat;
-			if ((r = compat_add(x->cb, json_pack("{s:s,s:s,s:i}",
+			if ((r = deskserver_add(x->cb, json_pack("{s:s,s:s,s:i}",
 			    "kind", "scroll", "direction", dirs[b - 4],
-			    "amount", (int)k), COMPAT_KEY_NONE)) != 0)
+			    "amount", (int)k), DESKSERVER_KEY_NONE)) != 0)
 				return r;
 		}
 		return 0;
 	}
 	for (; repeat > 0; repeat -= k) {
 		k = repeat > 3 ? 3 : repeat;
-		if ((r = compat_add(x->cb, json_pack("{s:s,s:s,s:i}", "kind",
-		    "click", "button", compat_button_name(b), "count", (int)k),
-		    COMPAT_KEY_NONE)) != 0)
+		if ((r = deskserver_add(x->cb, json_pack("{s:s,s:s,s:i}", "kind",
+		    "click", "button", deskserver_button_name(b), "count", (int)k),
+		    DESKSERVER_KEY_NONE)) != 0)
 			return r;
 	}
 	return 0;
 }
 
 static int
-compat_mousebutton(struct compat_xdo *x, int down)
+deskserver_mousebutton(struct deskserver_xdo *x, int down)
 {
 	long	 b;
 	int	 r;
 
-	if ((r = compat_options(x, COPT_CLEAR, NULL)) != 0 ||
-	    (r = compat_button(x, &b)) != 0)
+	if ((r = deskserver_options(x, COPT_CLEAR, NULL)) != 0 ||
+	    (r = deskserver_button(x, &b)) != 0)
 		return r;
 	if (b >= 4 && b <= 7)
-		return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+		return deskserver_fail(x->cb->err, ERR_ACTION_INVALID,
 		    (int)x->i - 1, "xdotool %s: the wheel (4 to 7) can only "
 		    "be clicked", x->cmd);
-	return compat_add(x->cb, json_pack("{s:s,s:s}", "kind",
-	    down ? "down" : "up", "button", compat_button_name(b)),
-	    COMPAT_KEY_NONE);
+	return deskserver_add(x->cb, json_pack("{s:s,s:s}", "kind",
+	    down ? "down" : "up", "button", deskserver_button_name(b)),
+	    DESKSERVER_KEY_NONE);
 }
 
 static int
-compat_wait(struct compat_build *cb, double ms)
+deskserver_wait(struct deskserver_build *cb, double ms)
 {
-	if (ms > COMPAT_WAIT_MAX_MS)
-		ms = COMPAT_WAIT_MAX_MS;
-	return compat_add(cb, json_pack("{s:s,s:i}", "kind", "wait", "ms",
-	    (int)ms), COMPAT_KEY_NONE);
+	if (ms > DESKSERVER_WAIT_MAX_MS)
+		ms = DESKSERVER_WAIT_MAX_MS;
+	return deskserver_add(cb, json_pack("{s:s,s:i}", "kind", "wait", "ms",
+	    (int)ms), DESKSERVER_KEY_NONE);
 }
 
 static int
-compat_sleep(struct compat_xdo *x)
+deskserver_sleep(struct deskserver_xdo *x)
 {
 	const char	*s;
 	char		*end;
 	double		 sec;
 	int		 r;
 
-	if ((r = compat_arg(x, "the seconds", &s)) != 0)
+	if ((r = deskserver_arg(x, "the seconds", &s)) != 0)
 		return r;
 	errno = 0;
 	sec = strtod(s, &end);
 	if (*s == '\0' || *end != '\0' || errno != 0 || !isfinite(sec) ||
 	    sec < 0)
-		return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+		return deskserver_fail(x->cb->err, ERR_ACTION_INVALID,
 		    (int)x->i - 1, "xdotool sleep: seconds must be a number "
 		    ">= 0");
-	return compat_wait(x->cb, sec * 1000 > COMPAT_WAIT_MAX_MS ?
-	    COMPAT_WAIT_MAX_MS : sec * 1000);
+	return deskserver_wait(x->cb, sec * 1000 > DESKSERVER_WAIT_MAX_MS ?
+	    DESKSERVER_WAIT_MAX_MS : sec * 1000);
 }
 
 /* ---- env, launches and the paste pipeline ----------------------------- */
 
 static void
-compat_launch_free(struct compat_launch *l)
+deskserver_launch_free(struct deskserver_launch *l)
 {
 	size_t	k;
 
@@ -464,7 +464,7 @@ compat_launch_free(struct compat_launch *l)
 
 /* A display in an env assignment: ":N" or ":N.0", nothing else. */
 static int
-compat_display_str(const char *s, int *slot)
+deskserver_display_str(const char *s, int *slot)
 {
 	char	*end;
 	long	 n;
@@ -488,7 +488,7 @@ compat_display_str(const char *s, int *slot)
  * the display's cookie file).  *profile: the profile assignment, if any.
  */
 static int
-compat_env(struct compat_xdo *x, const char **profile)
+deskserver_env(struct deskserver_xdo *x, const char **profile)
 {
 	const char	*a, *eq, *v;
 	size_t		 nlen;
@@ -503,13 +503,13 @@ compat_env(struct compat_xdo *x, const char **profile)
 		v = eq + 1;
 		if (nlen == 7 && strncmp(a, "DISPLAY", 7) == 0 && !seen_d) {
 			seen_d = 1;
-			if (compat_display_str(v, &slot) != 0)
-				return compat_fail(x->cb->err,
+			if (deskserver_display_str(v, &slot) != 0)
+				return deskserver_fail(x->cb->err,
 				    ERR_ACTION_INVALID, (int)x->i, "env: "
 				    "DISPLAY=%.20s is not a display of this "
 				    "machine (:N)", v);
 			if (x->cb->slot >= 0 && slot != x->cb->slot)
-				return compat_fail(x->cb->err,
+				return deskserver_fail(x->cb->err,
 				    ERR_DISPLAY_MISMATCH, (int)x->i, "env: "
 				    "DISPLAY=:%d, but the request is for "
 				    "display :%d", slot, x->cb->slot);
@@ -520,20 +520,20 @@ compat_env(struct compat_xdo *x, const char **profile)
 		    22) == 0 && *profile == NULL) {
 			if (v[0] != '/' || strstr(v, "/..") != NULL ||
 			    strlen(v) > 1024)
-				return compat_fail(x->cb->err,
+				return deskserver_fail(x->cb->err,
 				    ERR_ACTION_INVALID, (int)x->i, "env: "
 				    "RAKAZO_BROWSER_PROFILE must be an "
 				    "absolute path without ..");
 			*profile = a;
 		} else
-			return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+			return deskserver_fail(x->cb->err, ERR_ACTION_INVALID,
 			    (int)x->i, "env: only DISPLAY, XAUTHORITY and "
 			    "RAKAZO_BROWSER_PROFILE may be set, once each "
 			    "(not %.*s)", (int)(nlen > 40 ? 40 : nlen), a);
 		x->i++;
 	}
 	if (x->i >= x->n)
-		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+		return deskserver_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
 		    "env: the command is missing");
 	return 0;
 }
@@ -549,42 +549,42 @@ static const struct {
 	const char	*name;
 	size_t		 minargs, maxargs;
 	int		 profile;	/* may get RAKAZO_BROWSER_PROFILE */
-} compat_launchers[] = {
+} deskserver_launchers[] = {
 	{ "xdg-open", 1, 1, 1 },
 	{ "rakazo-browser", 0, 1, 1 },
 	{ "xterm", 0, 1, 0 },
 };
 
 static int
-compat_launch_parse(struct compat_xdo *x, const char *profile)
+deskserver_launch_parse(struct deskserver_xdo *x, const char *profile)
 {
-	struct compat_launch	*l;
+	struct deskserver_launch	*l;
 	const char		*c = x->argv[x->i];
 	size_t			 k, nargs = x->n - x->i - 1;
 	json_t			*o;
 	int			 r;
 
-	for (k = 0; k < sizeof compat_launchers / sizeof compat_launchers[0];
+	for (k = 0; k < sizeof deskserver_launchers / sizeof deskserver_launchers[0];
 	    k++)
-		if (strcmp(c, compat_launchers[k].name) == 0)
+		if (strcmp(c, deskserver_launchers[k].name) == 0)
 			break;
-	if (k == sizeof compat_launchers / sizeof compat_launchers[0])
-		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+	if (k == sizeof deskserver_launchers / sizeof deskserver_launchers[0])
+		return deskserver_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
 		    "%.40s is not run by this server (it runs xdotool forms, "
 		    "xdg-open, rakazo-browser and xterm); start other "
 		    "programs with the launch_app tool or exec", c);
-	if (nargs < compat_launchers[k].minargs ||
-	    nargs > compat_launchers[k].maxargs)
-		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+	if (nargs < deskserver_launchers[k].minargs ||
+	    nargs > deskserver_launchers[k].maxargs)
+		return deskserver_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
 		    "%s takes %s argument%s", c,
-		    compat_launchers[k].minargs == 1 ? "one" : "at most one",
+		    deskserver_launchers[k].minargs == 1 ? "one" : "at most one",
 		    "");
-	if (profile != NULL && !compat_launchers[k].profile)
-		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+	if (profile != NULL && !deskserver_launchers[k].profile)
+		return deskserver_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
 		    "env: RAKAZO_BROWSER_PROFILE is for xdg-open and "
 		    "rakazo-browser only");
 	o = json_pack("{s:s,s:i}", "kind", "wait", "ms", 0);
-	if ((r = compat_add(x->cb, o, COMPAT_LAUNCH)) != 0)
+	if ((r = deskserver_add(x->cb, o, DESKSERVER_LAUNCH)) != 0)
 		return r;
 	l = xcalloc(1, sizeof *l);
 	l->argv = xcalloc(nargs + 2, sizeof *l->argv);
@@ -598,7 +598,7 @@ compat_launch_parse(struct compat_xdo *x, const char *profile)
 
 /* Strict base64 (RFC 4648, padded); the length decoded or -1. */
 static ssize_t
-compat_unbase64(const char *in, size_t n, char *out)
+deskserver_unbase64(const char *in, size_t n, char *out)
 {
 	static const char	 t[] =
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -637,112 +637,112 @@ compat_unbase64(const char *in, size_t n, char *out)
  * accepted and becomes a type action of the same text (guestd types any
  * character); any other shell line is refused.
  */
-#define COMPAT_PASTE_HEAD	"printf %s "
-#define COMPAT_PASTE_TAIL	" | base64 -d | xclip -selection clipboard " \
+#define DESKSERVER_PASTE_HEAD	"printf %s "
+#define DESKSERVER_PASTE_TAIL	" | base64 -d | xclip -selection clipboard " \
 				"-input && sleep 0.2 && xdotool key " \
 				"--clearmodifiers ctrl+v"
 
 static int
-compat_paste_parse(struct compat_xdo *x)
+deskserver_paste_parse(struct deskserver_xdo *x)
 {
 	const char	*s, *b64;
 	char		*text;
-	size_t		 n, hl = strlen(COMPAT_PASTE_HEAD),
-			 tl = strlen(COMPAT_PASTE_TAIL);
+	size_t		 n, hl = strlen(DESKSERVER_PASTE_HEAD),
+			 tl = strlen(DESKSERVER_PASTE_TAIL);
 	ssize_t		 len;
 	json_t		*o;
 
 	if (x->n - x->i != 3 || strcmp(x->argv[x->i + 1], "-c") != 0 ||
 	    (n = strlen(s = x->argv[x->i + 2])) <= hl + tl ||
-	    strncmp(s, COMPAT_PASTE_HEAD, hl) != 0 ||
-	    strcmp(s + n - tl, COMPAT_PASTE_TAIL) != 0)
-		return compat_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
+	    strncmp(s, DESKSERVER_PASTE_HEAD, hl) != 0 ||
+	    strcmp(s + n - tl, DESKSERVER_PASTE_TAIL) != 0)
+		return deskserver_fail(x->cb->err, ERR_ACTION_INVALID, (int)x->i,
 		    "sh is run only for the clipboard paste of upstream's "
 		    "supervisor; run shell commands with exec (the shell "
 		    "tool)");
 	b64 = s + hl;
 	n -= hl + tl;
 	text = xmalloc(n / 4 * 3 + 1);
-	if ((len = compat_unbase64(b64, n, text)) < 0) {
+	if ((len = deskserver_unbase64(b64, n, text)) < 0) {
 		free(text);
-		return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+		return deskserver_fail(x->cb->err, ERR_ACTION_INVALID,
 		    (int)x->i + 2, "sh: the pasted text is not base64");
 	}
 	o = json_pack("{s:s,s:s%}", "kind", "type", "text", text,
 	    (size_t)len);
 	free(text);
 	if (o == NULL)
-		return compat_fail(x->cb->err, ERR_ACTION_INVALID,
+		return deskserver_fail(x->cb->err, ERR_ACTION_INVALID,
 		    (int)x->i + 2, "sh: the pasted text is not valid UTF-8");
 	x->i = x->n;
 	return len == 0 ? (json_decref(o), 0) :
-	    compat_add(x->cb, o, COMPAT_KEY_NONE);
+	    deskserver_add(x->cb, o, DESKSERVER_KEY_NONE);
 }
 
 static int
-compat_xdo_parse(struct compat_build *cb, const char *const *argv, size_t n)
+deskserver_xdo_parse(struct deskserver_build *cb, const char *const *argv, size_t n)
 {
-	struct compat_xdo	 x;
+	struct deskserver_xdo	 x;
 	const char		*c, *base, *profile = NULL;
 	size_t			 k;
 	int			 r;
 
 	if (n == 0)
-		return compat_fail(cb->err, ERR_BAD_REQUEST, -1, "argv is "
+		return deskserver_fail(cb->err, ERR_BAD_REQUEST, -1, "argv is "
 		    "empty");
-	if (n > COMPAT_ARGV_MAX)
-		return compat_fail(cb->err, ERR_TOO_LARGE, -1, "argv has more "
-		    "than %d entries", COMPAT_ARGV_MAX);
+	if (n > DESKSERVER_ARGV_MAX)
+		return deskserver_fail(cb->err, ERR_TOO_LARGE, -1, "argv has more "
+		    "than %d entries", DESKSERVER_ARGV_MAX);
 	for (k = 0; k < n; k++)
-		if (strlen(argv[k]) > COMPAT_ARG_MAX)
-			return compat_fail(cb->err, ERR_TOO_LARGE, (int)k,
+		if (strlen(argv[k]) > DESKSERVER_ARG_MAX)
+			return deskserver_fail(cb->err, ERR_TOO_LARGE, (int)k,
 			    "argv[%zu] is longer than %d bytes", k,
-			    COMPAT_ARG_MAX);
+			    DESKSERVER_ARG_MAX);
 	memset(&x, 0, sizeof x);
 	x.argv = argv;
 	x.n = n;
 	x.cb = cb;
 	if (strcmp(argv[0], "env") == 0) {
-		if ((r = compat_env(&x, &profile)) != 0)
+		if ((r = deskserver_env(&x, &profile)) != 0)
 			return r;
 		c = argv[x.i];
 		if (strcmp(c, "sh") == 0 && profile == NULL)
-			return compat_paste_parse(&x);
+			return deskserver_paste_parse(&x);
 		if (strcmp(c, "xdotool") != 0 || profile != NULL)
-			return compat_launch_parse(&x, profile);
+			return deskserver_launch_parse(&x, profile);
 		x.i++;
 	} else {
 		base = strrchr(argv[0], '/');
 		if (strcmp(base != NULL ? base + 1 : argv[0], "xdotool") == 0)
 			x.i = 1;
-		else if (!compat_is_command(argv[0]))
-			return compat_launch_parse(&x, NULL);
+		else if (!deskserver_is_command(argv[0]))
+			return deskserver_launch_parse(&x, NULL);
 	}
 	if (x.i >= n)
-		return compat_fail(cb->err, ERR_BAD_REQUEST, -1, "argv names "
+		return deskserver_fail(cb->err, ERR_BAD_REQUEST, -1, "argv names "
 		    "no xdotool command");
 	while (x.i < n) {
 		c = x.cmd = argv[x.i++];
 		if (strcmp(c, "key") == 0)
-			r = compat_key(&x, COMPAT_KEY_NONE);
+			r = deskserver_key(&x, DESKSERVER_KEY_NONE);
 		else if (strcmp(c, "keydown") == 0)
-			r = compat_key(&x, COMPAT_KEY_DOWN);
+			r = deskserver_key(&x, DESKSERVER_KEY_DOWN);
 		else if (strcmp(c, "keyup") == 0)
-			r = compat_key(&x, COMPAT_KEY_UP);
+			r = deskserver_key(&x, DESKSERVER_KEY_UP);
 		else if (strcmp(c, "type") == 0)
-			r = compat_type(&x);
+			r = deskserver_type(&x);
 		else if (strcmp(c, "mousemove") == 0)
-			r = compat_mousemove(&x);
+			r = deskserver_mousemove(&x);
 		else if (strcmp(c, "click") == 0)
-			r = compat_click(&x);
+			r = deskserver_click(&x);
 		else if (strcmp(c, "mousedown") == 0)
-			r = compat_mousebutton(&x, 1);
+			r = deskserver_mousebutton(&x, 1);
 		else if (strcmp(c, "mouseup") == 0)
-			r = compat_mousebutton(&x, 0);
+			r = deskserver_mousebutton(&x, 0);
 		else if (strcmp(c, "sleep") == 0)
-			r = compat_sleep(&x);
+			r = deskserver_sleep(&x);
 		else
-			r = compat_fail(cb->err, ERR_ACTION_INVALID,
+			r = deskserver_fail(cb->err, ERR_ACTION_INVALID,
 			    (int)x.i - 1, "xdotool command %.40s is not "
 			    "supported (key, keydown, keyup, type, mousemove, "
 			    "click, mousedown, mouseup, sleep)", c);
@@ -753,12 +753,12 @@ compat_xdo_parse(struct compat_build *cb, const char *const *argv, size_t n)
 }
 
 static void
-compat_build_clear(struct compat_build *cb)
+deskserver_build_clear(struct deskserver_build *cb)
 {
 	size_t	k;
 
 	for (k = 0; cb->launch != NULL && k < cb->n; k++)
-		compat_launch_free(cb->launch[k]);
+		deskserver_launch_free(cb->launch[k]);
 	free(cb->launch);
 	free(cb->keyev);
 	free(cb->step);
@@ -770,7 +770,7 @@ compat_build_clear(struct compat_build *cb)
 }
 
 static void
-compat_build_init(struct compat_build *cb, struct actions_error *err)
+deskserver_build_init(struct deskserver_build *cb, struct vocab_error *err)
 {
 	memset(cb, 0, sizeof *cb);
 	memset(err, 0, sizeof *err);
@@ -783,25 +783,25 @@ compat_build_init(struct compat_build *cb, struct actions_error *err)
 
 /* Parse the collected actions into the plan; frees cb's parts. */
 static int
-compat_build_finish(struct compat_build *cb, size_t nsteps,
-    struct compat_plan **out)
+deskserver_build_finish(struct deskserver_build *cb, size_t nsteps,
+    struct deskserver_plan **out)
 {
-	struct compat_plan	*p;
-	struct actions_error	 aerr;
+	struct deskserver_plan	*p;
+	struct vocab_error	 aerr;
 	const char		*m;
 	int			 r = 0;
 
 	p = xcalloc(1, sizeof *p);
 	p->nsteps = nsteps;
 	if (cb->n > 0) {
-		r = actions_parse(cb->arr, 1, &p->b, &aerr);
+		r = vocab_parse(cb->arr, 1, &p->b, &aerr);
 		if (r != 0) {
 			/* "action N: why" -> "step K: why" */
 			m = aerr.msg;
 			if (strncmp(m, "action ", 7) == 0 &&
 			    strstr(m, ": ") != NULL)
 				m = strstr(m, ": ") + 2;
-			compat_fail(cb->err, r, aerr.index >= 0 &&
+			deskserver_fail(cb->err, r, aerr.index >= 0 &&
 			    (size_t)aerr.index < cb->n ?
 			    (int)cb->step[aerr.index] : -1, "%s", m);
 		}
@@ -816,92 +816,92 @@ compat_build_finish(struct compat_build *cb, size_t nsteps,
 		*out = p;
 		p = NULL;
 	}
-	compat_plan_free(p);
-	compat_build_clear(cb);
+	deskserver_plan_free(p);
+	deskserver_build_clear(cb);
 	return r;
 }
 
 int
-compat_xdotool_parse(const char *const *argv, size_t n,
-    struct compat_plan **out, struct actions_error *err)
+deskserver_xdotool_parse(const char *const *argv, size_t n,
+    struct deskserver_plan **out, struct vocab_error *err)
 {
-	struct compat_build	 cb;
+	struct deskserver_build	 cb;
 	int			 r;
 
 	*out = NULL;
-	compat_build_init(&cb, err);
-	if ((r = compat_xdo_parse(&cb, argv, n)) != 0) {
-		compat_build_clear(&cb);
+	deskserver_build_init(&cb, err);
+	if ((r = deskserver_xdo_parse(&cb, argv, n)) != 0) {
+		deskserver_build_clear(&cb);
 		return r;
 	}
-	if ((r = compat_build_finish(&cb, 1, out)) != 0)
+	if ((r = deskserver_build_finish(&cb, 1, out)) != 0)
 		err->index = -1;	/* which entry is not known here */
 	return r;
 }
 
 /* One {argv} step: strings only. */
 static int
-compat_step_argv(struct compat_build *cb, json_t *v, size_t step)
+deskserver_step_argv(struct deskserver_build *cb, json_t *v, size_t step)
 {
-	const char	*argv[COMPAT_ARGV_MAX];
+	const char	*argv[DESKSERVER_ARGV_MAX];
 	size_t		 i, n;
 	json_t		*s;
 	int		 r;
 
 	if (!json_is_array(v))
-		return compat_fail(cb->err, ERR_BAD_REQUEST, (int)step,
+		return deskserver_fail(cb->err, ERR_BAD_REQUEST, (int)step,
 		    "step %zu: argv must be an array of strings", step);
 	n = json_array_size(v);
-	if (n > COMPAT_ARGV_MAX)
-		return compat_fail(cb->err, ERR_TOO_LARGE, (int)step,
+	if (n > DESKSERVER_ARGV_MAX)
+		return deskserver_fail(cb->err, ERR_TOO_LARGE, (int)step,
 		    "step %zu: argv has more than %d entries", step,
-		    COMPAT_ARGV_MAX);
+		    DESKSERVER_ARGV_MAX);
 	for (i = 0; i < n; i++) {
 		s = json_array_get(v, i);
 		if (!json_is_string(s))
-			return compat_fail(cb->err, ERR_BAD_REQUEST,
+			return deskserver_fail(cb->err, ERR_BAD_REQUEST,
 			    (int)step, "step %zu: argv[%zu] is not a string",
 			    step, i);
-		if (json_string_length(s) > COMPAT_ARG_MAX)
-			return compat_fail(cb->err, ERR_TOO_LARGE, (int)step,
+		if (json_string_length(s) > DESKSERVER_ARG_MAX)
+			return deskserver_fail(cb->err, ERR_TOO_LARGE, (int)step,
 			    "step %zu: argv[%zu] is longer than %d bytes",
-			    step, i, COMPAT_ARG_MAX);
+			    step, i, DESKSERVER_ARG_MAX);
 		if (strlen(json_string_value(s)) != json_string_length(s))
-			return compat_fail(cb->err, ERR_BAD_REQUEST,
+			return deskserver_fail(cb->err, ERR_BAD_REQUEST,
 			    (int)step, "step %zu: argv[%zu] holds a NUL",
 			    step, i);
 		argv[i] = json_string_value(s);
 	}
-	if ((r = compat_xdo_parse(cb, argv, n)) != 0) {
-		char	m[ACTIONS_ERRLEN];
+	if ((r = deskserver_xdo_parse(cb, argv, n)) != 0) {
+		char	m[VOCAB_ERRLEN];
 
 		snprintf(m, sizeof m, "%s", cb->err->msg);
-		compat_fail(cb->err, r, (int)step, "step %zu: %s", step, m);
+		deskserver_fail(cb->err, r, (int)step, "step %zu: %s", step, m);
 	}
 	return r;
 }
 
 int
-compat_steps_parse(json_t *steps, int slot, struct compat_plan **out,
-    struct actions_error *err)
+deskserver_steps_parse(json_t *steps, int slot, struct deskserver_plan **out,
+    struct vocab_error *err)
 {
-	struct compat_build	 cb;
+	struct deskserver_build	 cb;
 	json_t			*st, *argv, *wait;
 	size_t			 i, n = 0;
 	int			 r = 0;
 
 	*out = NULL;
-	compat_build_init(&cb, err);
+	deskserver_build_init(&cb, err);
 	cb.slot = slot;
 	if (steps != NULL && !json_is_array(steps)) {
-		r = compat_fail(err, ERR_BAD_REQUEST, -1, "steps must be an "
+		r = deskserver_fail(err, ERR_BAD_REQUEST, -1, "steps must be an "
 		    "array");
 		goto out;
 	}
 	n = steps != NULL ? json_array_size(steps) : 0;
-	if (n > ACTIONS_MAX) {
-		r = compat_fail(err, ERR_TOO_LARGE, -1, "more than %d steps",
-		    ACTIONS_MAX);
+	if (n > VOCAB_MAX) {
+		r = deskserver_fail(err, ERR_TOO_LARGE, -1, "more than %d steps",
+		    VOCAB_MAX);
 		goto out;
 	}
 	for (i = 0; i < n && r == 0; i++) {
@@ -910,42 +910,42 @@ compat_steps_parse(json_t *steps, int slot, struct compat_plan **out,
 		argv = json_object_get(st, "argv");
 		wait = json_object_get(st, "waitMs");
 		if (!json_is_object(st) || (argv == NULL) == (wait == NULL))
-			r = compat_fail(err, ERR_BAD_REQUEST, (int)i, "step "
+			r = deskserver_fail(err, ERR_BAD_REQUEST, (int)i, "step "
 			    "%zu: a step is {argv: [...]} or {waitMs: n}", i);
 		else if (argv != NULL)
-			r = compat_step_argv(&cb, argv, i);
+			r = deskserver_step_argv(&cb, argv, i);
 		else if (!json_is_number(wait) || json_number_value(wait) < 0)
-			r = compat_fail(err, ERR_BAD_REQUEST, (int)i, "step "
+			r = deskserver_fail(err, ERR_BAD_REQUEST, (int)i, "step "
 			    "%zu: waitMs must be a number >= 0", i);
 		else
-			r = compat_wait(&cb, json_number_value(wait));
+			r = deskserver_wait(&cb, json_number_value(wait));
 	}
 out:
 	if (r != 0) {
-		compat_build_clear(&cb);
+		deskserver_build_clear(&cb);
 		return r;
 	}
-	if ((r = compat_build_finish(&cb, n, out)) != 0 &&
+	if ((r = deskserver_build_finish(&cb, n, out)) != 0 &&
 	    err->index >= 0) {
-		char	m[ACTIONS_ERRLEN];
+		char	m[VOCAB_ERRLEN];
 
 		snprintf(m, sizeof m, "%s", err->msg);
-		compat_fail(err, r, err->index, "step %d: %s", err->index, m);
+		deskserver_fail(err, r, err->index, "step %d: %s", err->index, m);
 	}
 	return r;
 }
 
 void
-compat_plan_free(struct compat_plan *p)
+deskserver_plan_free(struct deskserver_plan *p)
 {
 	size_t	k;
 
 	if (p == NULL)
 		return;
 	for (k = 0; p->launch != NULL && p->b != NULL && k < p->b->n; k++)
-		compat_launch_free(p->launch[k]);
+		deskserver_launch_free(p->launch[k]);
 	free(p->launch);
-	actions_free(p->b);
+	vocab_free(p->b);
 	free(p->keyev);
 	free(p->step);
 	free(p);
@@ -953,18 +953,18 @@ compat_plan_free(struct compat_plan *p)
 
 /* ---- the server ---------------------------------------------------------- */
 
-struct compat_job;
+struct deskserver_job;
 
 /* Per HTTP connection (lws's per-session data); reset per request. */
-struct compat_conn {
+struct deskserver_conn {
 	struct lws		*wsi;
 	/* request */
 	char			*body;
 	size_t			 bodylen;
 	int			 discard;	/* a verdict is already set */
 	int			 v_code;	/* the verdict, an ERR_* */
-	char			 v_msg[ACTIONS_ERRLEN];
-	struct compat_job	*job;
+	char			 v_msg[VOCAB_ERRLEN];
+	struct deskserver_job	*job;
 	/* response */
 	int			 status;
 	char			*out;
@@ -975,19 +975,19 @@ struct compat_conn {
 };
 
 /* A started program, until it exits (it may outlive its job). */
-struct compat_child {
-	struct compat_job	*job;		/* NULL once the job moved on */
+struct deskserver_child {
+	struct deskserver_job	*job;		/* NULL once the job moved on */
 	int			 exited;
 	int			 status;
 };
 
 /* One request's steps, waiting its turn or running on a display. */
-struct compat_job {
-	struct compat_conn	*conn;
+struct deskserver_job {
+	struct deskserver_conn	*conn;
 	int			 queued;	/* waiting for the display */
 	uint64_t		 seq;		/* arrival order */
-	struct compat_child	*child;		/* the launch being checked */
-	struct compat_plan	*plan;
+	struct deskserver_child	*child;		/* the launch being checked */
+	struct deskserver_plan	*plan;
 	int			 slot;
 	uint64_t		 gen;
 	int			 observe;
@@ -996,37 +996,37 @@ struct compat_job {
 	uint64_t		 start_ms;
 	size_t			 i;		/* next action */
 	size_t			 seg_end;
-	struct actions_batch	 view;		/* b->v[i .. seg_end) */
-	struct input_exec	*ex;
+	struct vocab_batch	 view;		/* b->v[i .. seg_end) */
+	struct xtest_exec	*ex;
 	struct loop_timer	*timer;
 	int			 settling;
-	struct compat_job	*next;
+	struct deskserver_job	*next;
 };
 
-static char			 compat_secret[SECRET_MAX + 1];
-static size_t			 compat_secret_len;
-static struct lws_vhost		*compat_vh;
-static int			 compat_port_bound;
-static struct compat_job	*compat_jobs;
-static uint64_t			 compat_seq;
+static char			 deskserver_secret[SECRET_MAX + 1];
+static size_t			 deskserver_secret_len;
+static struct lws_vhost		*deskserver_vh;
+static int			 deskserver_port_bound;
+static struct deskserver_job	*deskserver_jobs;
+static uint64_t			 deskserver_seq;
 
 void
-compat_set_secret(const char *secret)
+deskserver_set_secret(const char *secret)
 {
-	compat_secret_len = strlen(secret);
-	if (compat_secret_len > SECRET_MAX)
+	deskserver_secret_len = strlen(secret);
+	if (deskserver_secret_len > SECRET_MAX)
 		fatal("secret too long");
-	memcpy(compat_secret, secret, compat_secret_len);
+	memcpy(deskserver_secret, secret, deskserver_secret_len);
 }
 
 int
-compat_port(void)
+deskserver_port(void)
 {
-	return compat_port_bound;
+	return deskserver_port_bound;
 }
 
 static unsigned
-compat_http_status(int code)
+deskserver_http_status(int code)
 {
 	switch (code) {
 	case 0:
@@ -1055,7 +1055,7 @@ compat_http_status(int code)
 
 /* Queue the answer (body stolen) and ask to write it. */
 static void
-compat_respond(struct compat_conn *c, unsigned status, json_t *body)
+deskserver_respond(struct deskserver_conn *c, unsigned status, json_t *body)
 {
 	size_t	len = 0;
 
@@ -1081,23 +1081,23 @@ compat_respond(struct compat_conn *c, unsigned status, json_t *body)
  * it.
  */
 static json_t *
-compat_error_body(int code, const char *msg)
+deskserver_error_body(int code, const char *msg)
 {
 	return json_pack("{s:s,s:s}", "error", msg != NULL && *msg != '\0' ?
 	    msg : err_message(code), "code", err_name(code));
 }
 
 static void
-compat_respond_error(struct compat_conn *c, int code, const char *msg)
+deskserver_respond_error(struct deskserver_conn *c, int code, const char *msg)
 {
-	compat_respond(c, compat_http_status(code),
-	    compat_error_body(code, msg));
+	deskserver_respond(c, deskserver_http_status(code),
+	    deskserver_error_body(code, msg));
 }
 
 /* ---- running a job ------------------------------------------------------- */
 
 static struct display *
-compat_job_display(struct compat_job *j)
+deskserver_job_display(struct deskserver_job *j)
 {
 	struct display	*d = display_find_slot(j->slot);
 
@@ -1107,16 +1107,16 @@ compat_job_display(struct compat_job *j)
 	return d;
 }
 
-static void	compat_job_begin(struct compat_job *);
+static void	deskserver_job_begin(struct deskserver_job *);
 
 static void
-compat_job_free(struct compat_job *j)
+deskserver_job_free(struct deskserver_job *j)
 {
-	struct compat_job	**pp;
+	struct deskserver_job	**pp;
 	struct display		 *d;
 	int			  slot, queued;
 
-	for (pp = &compat_jobs; *pp != NULL; pp = &(*pp)->next)
+	for (pp = &deskserver_jobs; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == j) {
 			*pp = j->next;
 			break;
@@ -1130,44 +1130,44 @@ compat_job_free(struct compat_job *j)
 			j->child->job = NULL;	/* freed when it exits */
 	}
 	if (!j->queued) {
-		if ((d = compat_job_display(j)) != NULL) {
-			input_exec_free(j->ex);
+		if ((d = deskserver_job_display(j)) != NULL) {
+			xtest_exec_free(j->ex);
 			display_input_release(d, j);
 		} else
-			input_exec_abandon(j->ex);
+			xtest_exec_abandon(j->ex);
 	}
 	if (j->conn != NULL)
 		j->conn->job = NULL;
-	compat_plan_free(j->plan);
+	deskserver_plan_free(j->plan);
 	slot = j->slot;
 	queued = j->queued;
 	free(j);
 	if (!queued)
-		compat_kick(slot);
+		deskserver_kick(slot);
 }
 
-static int	 compat_xerr;
+static int	 deskserver_xerr;
 
 static int
-compat_xerror(Display *dpy, XErrorEvent *e)
+deskserver_xerror(Display *dpy, XErrorEvent *e)
 {
 	(void)dpy;
-	if (compat_xerr == 0)
-		compat_xerr = e->error_code;
+	if (deskserver_xerr == 0)
+		deskserver_xerr = e->error_code;
 	return 0;
 }
 
 /* keydown: press the chord in order; keyup: release it in reverse. */
 static int
-compat_keys(Display *dpy, const struct action *a, int down)
+deskserver_keys(Display *dpy, const struct action *a, int down)
 {
 	int	(*old)(Display *, XErrorEvent *);
 	KeyCode	 kc;
 	size_t	 k;
 	int	 r = 0;
 
-	old = XSetErrorHandler(compat_xerror);
-	compat_xerr = 0;
+	old = XSetErrorHandler(deskserver_xerror);
+	deskserver_xerr = 0;
 	for (k = 0; k < a->nkeys; k++) {
 		kc = XKeysymToKeycode(dpy, a->keys[down ? k :
 		    a->nkeys - 1 - k]);
@@ -1176,16 +1176,16 @@ compat_keys(Display *dpy, const struct action *a, int down)
 		XTestFakeKeyEvent(dpy, kc, down ? True : False, CurrentTime);
 	}
 	XSync(dpy, False);
-	if (compat_xerr != 0)
+	if (deskserver_xerr != 0)
 		r = ERR_X;
-	compat_xerr = 0;
+	deskserver_xerr = 0;
 	XSetErrorHandler(old);
 	return r;
 }
 
 /* Steps completed when action k failed (k == n: all). */
 static size_t
-compat_steps_done(const struct compat_plan *p, size_t k)
+deskserver_steps_done(const struct deskserver_plan *p, size_t k)
 {
 	if (p->b == NULL || k >= p->b->n)
 		return p->nsteps;
@@ -1193,31 +1193,31 @@ compat_steps_done(const struct compat_plan *p, size_t k)
 }
 
 static void
-compat_job_fail(struct compat_job *j, int code, const char *msg,
+deskserver_job_fail(struct deskserver_job *j, int code, const char *msg,
     size_t failed_action, int uncertain)
 {
 	json_t	*body;
 
 	log_info("compat.desktop", "display=%d steps=%zu code=%s", j->slot,
 	    j->plan->nsteps, err_name(code));
-	body = compat_error_body(code, msg);
+	body = deskserver_error_body(code, msg);
 	if (body != NULL) {
 		json_object_set_new(body, "completed", json_integer(
-		    (json_int_t)compat_steps_done(j->plan, failed_action)));
+		    (json_int_t)deskserver_steps_done(j->plan, failed_action)));
 		json_object_set_new(body, "total",
 		    json_integer((json_int_t)j->plan->nsteps));
 		json_object_set_new(body, "uncertain", json_boolean(uncertain));
 	}
 	if (j->conn != NULL)
-		compat_respond(j->conn, compat_http_status(code), body);
+		deskserver_respond(j->conn, deskserver_http_status(code), body);
 	else
 		json_decref(body);
-	compat_job_free(j);
+	deskserver_job_free(j);
 }
 
 /* A window's title: _NET_WM_NAME (UTF-8), else WM_NAME. */
 static int
-compat_title(Display *dpy, Window w, char *out, size_t len)
+deskserver_title(Display *dpy, Window w, char *out, size_t len)
 {
 	Atom		 utf8, net, type;
 	unsigned char	*data = NULL;
@@ -1228,7 +1228,7 @@ compat_title(Display *dpy, Window w, char *out, size_t len)
 	out[0] = '\0';
 	utf8 = XInternAtom(dpy, "UTF8_STRING", False);
 	net = XInternAtom(dpy, "_NET_WM_NAME", False);
-	if (XGetWindowProperty(dpy, w, net, 0, COMPAT_TITLE_MAX / 4, False,
+	if (XGetWindowProperty(dpy, w, net, 0, DESKSERVER_TITLE_MAX / 4, False,
 	    utf8, &type, &fmt, &nitems, &after, &data) == Success &&
 	    data != NULL && type == utf8 && fmt == 8 && nitems > 0) {
 		snprintf(out, len, "%.*s", (int)nitems, (char *)data);
@@ -1251,7 +1251,7 @@ compat_title(Display *dpy, Window w, char *out, size_t len)
  * ancestor that has one.
  */
 static json_t *
-compat_active_window(Display *dpy)
+deskserver_active_window(Display *dpy)
 {
 	int		(*old)(Display *, XErrorEvent *);
 	Atom		 act, type;
@@ -1259,11 +1259,11 @@ compat_active_window(Display *dpy)
 	unsigned char	*data = NULL;
 	unsigned long	 nitems, after;
 	unsigned	 nkids;
-	char		 title[COMPAT_TITLE_MAX + 1], id[24];
+	char		 title[DESKSERVER_TITLE_MAX + 1], id[24];
 	json_t		*o;
 	int		 fmt, revert, depth;
 
-	old = XSetErrorHandler(compat_xerror);
+	old = XSetErrorHandler(deskserver_xerror);
 	title[0] = '\0';
 	root = DefaultRootWindow(dpy);
 	act = XInternAtom(dpy, "_NET_ACTIVE_WINDOW", True);
@@ -1280,7 +1280,7 @@ compat_active_window(Display *dpy)
 	}
 	for (t = w, depth = 0; t != None && t != root && depth < 8;
 	    depth++) {
-		if (compat_title(dpy, t, title, sizeof title))
+		if (deskserver_title(dpy, t, title, sizeof title))
 			break;
 		kids = NULL;
 		if (!XQueryTree(dpy, t, &root, &parent, &kids, &nkids))
@@ -1290,7 +1290,7 @@ compat_active_window(Display *dpy)
 		t = parent;
 	}
 	XSync(dpy, False);
-	compat_xerr = 0;
+	deskserver_xerr = 0;
 	XSetErrorHandler(old);
 	if (w == None)
 		return NULL;
@@ -1306,7 +1306,7 @@ compat_active_window(Display *dpy)
 }
 
 static json_t *
-compat_observation(struct capture *cap, uint64_t frame0, int *code)
+deskserver_observation(struct capture *cap, uint64_t frame0, int *code)
 {
 	const uint8_t		*px;
 	struct capture_box	 box;
@@ -1330,7 +1330,7 @@ compat_observation(struct capture *cap, uint64_t frame0, int *code)
 	    "mimeType", "image/png", "width", w, "height", h,
 	    "cursor", "x", cx, "y", cy);
 	/* As upstream: no activeWindow without one, no damage without any. */
-	if (o != NULL && (aw = compat_active_window(capture_xdisplay(cap))) !=
+	if (o != NULL && (aw = deskserver_active_window(capture_xdisplay(cap))) !=
 	    NULL)
 		json_object_set_new(o, "activeWindow", aw);
 	if (o != NULL && box.w > 0 && box.h > 0)
@@ -1343,17 +1343,17 @@ compat_observation(struct capture *cap, uint64_t frame0, int *code)
 }
 
 static void
-compat_job_settled(void *arg)
+deskserver_job_settled(void *arg)
 {
-	struct compat_job	*j = arg;
+	struct deskserver_job	*j = arg;
 	struct display		*d;
 	struct capture		*cap;
 	json_t			*body, *obs;
 	int			 code = 0;
 
 	j->timer = NULL;
-	if ((d = compat_job_display(j)) == NULL) {
-		compat_job_fail(j, ERR_NO_DISPLAY, "the desktop closed before "
+	if ((d = deskserver_job_display(j)) == NULL) {
+		deskserver_job_fail(j, ERR_NO_DISPLAY, "the desktop closed before "
 		    "it could be observed", j->plan->b != NULL ?
 		    j->plan->b->n : 0, 0);
 		return;
@@ -1365,9 +1365,9 @@ compat_job_settled(void *arg)
 	    (json_int_t)j->plan->nsteps, "total", (json_int_t)j->plan->nsteps,
 	    "frame", (json_int_t)capture_frame(cap));
 	if (j->observe && body != NULL) {
-		if ((obs = compat_observation(cap, j->frame0, &code)) == NULL) {
+		if ((obs = deskserver_observation(cap, j->frame0, &code)) == NULL) {
 			json_decref(body);
-			compat_job_fail(j, code, "the screen could not be "
+			deskserver_job_fail(j, code, "the screen could not be "
 			    "encoded", j->plan->b != NULL ? j->plan->b->n : 0,
 			    0);
 			return;
@@ -1378,18 +1378,18 @@ compat_job_settled(void *arg)
 	    j->slot, j->plan->nsteps, j->observe,
 	    (unsigned long long)(loop_now_ms() - j->start_ms));
 	if (j->conn != NULL)
-		compat_respond(j->conn, HTTP_STATUS_OK, body);
+		deskserver_respond(j->conn, HTTP_STATUS_OK, body);
 	else
 		json_decref(body);
-	compat_job_free(j);
+	deskserver_job_free(j);
 }
 
-static void	compat_job_step(void *);
+static void	deskserver_job_step(void *);
 
 static void
-compat_child_exit(pid_t pid, int status, void *arg)
+deskserver_child_exit(pid_t pid, int status, void *arg)
 {
-	struct compat_child	*ch = arg;
+	struct deskserver_child	*ch = arg;
 
 	(void)pid;
 	ch->exited = 1;
@@ -1406,7 +1406,7 @@ compat_child_exit(pid_t pid, int status, void *arg)
  * upstream names).  0, or ERR_EXEC_SPAWN with msg.
  */
 static int
-compat_spawn(struct display *d, const struct compat_launch *l, pid_t *pidp,
+deskserver_spawn(struct display *d, const struct deskserver_launch *l, pid_t *pidp,
     char *msg, size_t msglen)
 {
 	posix_spawn_file_actions_t	 fa;
@@ -1455,14 +1455,14 @@ compat_spawn(struct display *d, const struct compat_launch *l, pid_t *pidp,
 	return 0;
 }
 
-/* COMPAT_LAUNCH_MS after a launch: a program that failed at once fails. */
+/* DESKSERVER_LAUNCH_MS after a launch: a program that failed at once fails. */
 static void
-compat_launch_check(void *arg)
+deskserver_launch_check(void *arg)
 {
-	struct compat_job	*j = arg;
-	struct compat_child	*ch = j->child;
+	struct deskserver_job	*j = arg;
+	struct deskserver_child	*ch = j->child;
 	const char		*name = j->plan->launch[j->i]->argv[0];
-	char			 msg[ACTIONS_ERRLEN];
+	char			 msg[VOCAB_ERRLEN];
 
 	j->timer = NULL;
 	if (ch->exited && (!WIFEXITED(ch->status) ||
@@ -1473,7 +1473,7 @@ compat_launch_check(void *arg)
 		else
 			snprintf(msg, sizeof msg, "%s was killed by signal "
 			    "%d", name, WTERMSIG(ch->status));
-		compat_job_fail(j, ERR_EXEC_SPAWN, msg, j->i, 1);
+		deskserver_job_fail(j, ERR_EXEC_SPAWN, msg, j->i, 1);
 		return;
 	}
 	if (ch->exited)
@@ -1482,92 +1482,92 @@ compat_launch_check(void *arg)
 		ch->job = NULL;		/* runs on; freed when it exits */
 	j->child = NULL;
 	j->i++;
-	compat_job_step(j);
+	deskserver_job_step(j);
 }
 
 static int
-compat_launch_start(struct compat_job *j, struct display *d)
+deskserver_launch_start(struct deskserver_job *j, struct display *d)
 {
-	char	msg[ACTIONS_ERRLEN];
+	char	msg[VOCAB_ERRLEN];
 	pid_t	pid;
 	int	r;
 
-	if ((r = compat_spawn(d, j->plan->launch[j->i], &pid, msg,
+	if ((r = deskserver_spawn(d, j->plan->launch[j->i], &pid, msg,
 	    sizeof msg)) != 0) {
-		compat_job_fail(j, r, msg, j->i, 0);
+		deskserver_job_fail(j, r, msg, j->i, 0);
 		return r;
 	}
 	log_info("compat.launch", "display=%d program=%s pid=%ld", j->slot,
 	    j->plan->launch[j->i]->argv[0], (long)pid);
 	j->child = xcalloc(1, sizeof *j->child);
 	j->child->job = j;
-	(void)loop_child_watch(pid, compat_child_exit, j->child);
-	j->timer = loop_timer_add(COMPAT_LAUNCH_MS, compat_launch_check, j);
+	(void)loop_child_watch(pid, deskserver_child_exit, j->child);
+	j->timer = loop_timer_add(DESKSERVER_LAUNCH_MS, deskserver_launch_check, j);
 	return 0;
 }
 
-/* Run the current input.c segment; 1 when it must wait (timer set). */
+/* Run the current xtest.c segment; 1 when it must wait (timer set). */
 static int
-compat_job_segment(struct compat_job *j, size_t *failed)
+deskserver_job_segment(struct deskserver_job *j, size_t *failed)
 {
-	const struct input_result	*res;
+	const struct xtest_result	*res;
 	uint64_t			 delay = 0;
 
-	if (input_run(j->ex, &delay) == INPUT_AGAIN) {
-		j->timer = loop_timer_add(delay, compat_job_step, j);
+	if (xtest_run(j->ex, &delay) == XTEST_AGAIN) {
+		j->timer = loop_timer_add(delay, deskserver_job_step, j);
 		return 1;
 	}
-	res = input_result(j->ex);
+	res = xtest_result(j->ex);
 	if (res->code != 0) {
 		*failed = j->i + (res->failed >= 0 ? (size_t)res->failed : 0);
 		return -1;
 	}
-	input_exec_free(j->ex);
+	xtest_exec_free(j->ex);
 	j->ex = NULL;
 	j->i = j->seg_end;
 	return 0;
 }
 
 static void
-compat_job_step(void *arg)
+deskserver_job_step(void *arg)
 {
-	struct compat_job		*j = arg;
-	const struct actions_batch	*b = j->plan->b;
-	struct actions_error		 aerr;
+	struct deskserver_job		*j = arg;
+	const struct vocab_batch	*b = j->plan->b;
+	struct vocab_error		 aerr;
 	struct display			*d;
 	Display				*dpy;
 	size_t				 failed = 0;
 	int				 r;
 
 	j->timer = NULL;
-	if ((d = compat_job_display(j)) == NULL) {
-		compat_job_fail(j, ERR_NO_DISPLAY, "the desktop closed during "
+	if ((d = deskserver_job_display(j)) == NULL) {
+		deskserver_job_fail(j, ERR_NO_DISPLAY, "the desktop closed during "
 		    "the steps", j->i, 1);
 		return;
 	}
 	dpy = capture_xdisplay(display_capture(d));
 	while (b != NULL && (j->ex != NULL || j->i < b->n)) {
 		if (j->ex != NULL) {
-			if ((r = compat_job_segment(j, &failed)) == 1)
+			if ((r = deskserver_job_segment(j, &failed)) == 1)
 				return;
 			if (r < 0) {
-				const struct input_result *res =
-				    input_result(j->ex);
+				const struct xtest_result *res =
+				    xtest_result(j->ex);
 
-				compat_job_fail(j, res->code, res->msg, failed,
+				deskserver_job_fail(j, res->code, res->msg, failed,
 				    res->uncertain);
 				return;
 			}
 			continue;
 		}
-		if (j->plan->keyev[j->i] == COMPAT_LAUNCH) {
-			(void)compat_launch_start(j, d);
+		if (j->plan->keyev[j->i] == DESKSERVER_LAUNCH) {
+			(void)deskserver_launch_start(j, d);
 			return;		/* its timer, or failed and freed */
 		}
-		if (j->plan->keyev[j->i] != COMPAT_KEY_NONE) {
-			if (compat_keys(dpy, &b->v[j->i], j->plan->keyev[j->i] ==
-			    COMPAT_KEY_DOWN) != 0) {
-				compat_job_fail(j, ERR_X, "the X server "
+		if (j->plan->keyev[j->i] != DESKSERVER_KEY_NONE) {
+			if (deskserver_keys(dpy, &b->v[j->i], j->plan->keyev[j->i] ==
+			    DESKSERVER_KEY_DOWN) != 0) {
+				deskserver_job_fail(j, ERR_X, "the X server "
 				    "refused a key event", j->i, 1);
 				return;
 			}
@@ -1575,40 +1575,40 @@ compat_job_step(void *arg)
 			continue;
 		}
 		for (j->seg_end = j->i; j->seg_end < b->n &&
-		    j->plan->keyev[j->seg_end] == COMPAT_KEY_NONE; j->seg_end++)
+		    j->plan->keyev[j->seg_end] == DESKSERVER_KEY_NONE; j->seg_end++)
 			;
 		j->view.v = b->v + j->i;
 		j->view.n = j->seg_end - j->i;
 		j->view.scale = b->scale;
-		if ((r = input_exec_new(dpy, &j->view, &j->ex, &aerr)) != 0) {
-			compat_job_fail(j, r, aerr.msg, j->i, 0);
+		if ((r = xtest_exec_new(dpy, &j->view, &j->ex, &aerr)) != 0) {
+			deskserver_job_fail(j, r, aerr.msg, j->i, 0);
 			return;
 		}
 	}
 	display_touch(d);
 	j->settling = 1;
-	j->timer = loop_timer_add((uint64_t)j->settle_ms, compat_job_settled,
+	j->timer = loop_timer_add((uint64_t)j->settle_ms, deskserver_job_settled,
 	    j);
 }
 
 /*
  * Everything that can be refused is refused here, before any event:
- * points off the screen (input.c's own check, on the whole batch) and
+ * points off the screen (xtest.c's own check, on the whole batch) and
  * keydown/keyup keys that have no keycode.
  */
 static int
-compat_precheck(Display *dpy, const struct compat_plan *p, char *msg,
+deskserver_precheck(Display *dpy, const struct deskserver_plan *p, char *msg,
     size_t msglen)
 {
 	const struct action	*a;
-	struct actions_error	 aerr;
-	struct input_exec	*ex = NULL;
+	struct vocab_error	 aerr;
+	struct xtest_exec	*ex = NULL;
 	size_t			 i, k;
 	int			 r;
 
 	if (p->b == NULL)
 		return 0;
-	if ((r = input_exec_new(dpy, p->b, &ex, &aerr)) != 0) {
+	if ((r = xtest_exec_new(dpy, p->b, &ex, &aerr)) != 0) {
 		const char *m = aerr.msg;
 
 		if (strncmp(m, "action ", 7) == 0 && strstr(m, ": ") != NULL)
@@ -1620,9 +1620,9 @@ compat_precheck(Display *dpy, const struct compat_plan *p, char *msg,
 			snprintf(msg, msglen, "%s", m);
 		return r;
 	}
-	input_exec_free(ex);
+	xtest_exec_free(ex);
 	for (i = 0; i < p->b->n; i++) {
-		if (p->keyev[i] == COMPAT_KEY_NONE)
+		if (p->keyev[i] == DESKSERVER_KEY_NONE)
 			continue;
 		a = &p->b->v[i];
 		for (k = 0; k < a->nkeys; k++)
@@ -1638,7 +1638,7 @@ compat_precheck(Display *dpy, const struct compat_plan *p, char *msg,
 
 /* display: 1, "1", ":1" or ":1.0". */
 static int
-compat_display_slot(json_t *v, int *slot)
+deskserver_display_slot(json_t *v, int *slot)
 {
 	const char	*s;
 	char		*end;
@@ -1671,7 +1671,7 @@ compat_display_slot(json_t *v, int *slot)
  * xdotool's pointer there; the left and top were clamped when parsed.
  */
 static void
-compat_clamp(struct actions_batch *b, int w, int h)
+deskserver_clamp(struct vocab_batch *b, int w, int h)
 {
 	struct action	*a;
 	size_t		 i, k;
@@ -1692,57 +1692,57 @@ compat_clamp(struct actions_batch *b, int w, int h)
 }
 
 static int
-compat_job_running(int slot, uint64_t gen)
+deskserver_job_running(int slot, uint64_t gen)
 {
-	struct compat_job	*j;
+	struct deskserver_job	*j;
 
-	for (j = compat_jobs; j != NULL; j = j->next)
+	for (j = deskserver_jobs; j != NULL; j = j->next)
 		if (j->slot == slot && j->gen == gen && !j->queued)
 			return 1;
 	return 0;
 }
 
 static size_t
-compat_queue_len(int slot)
+deskserver_queue_len(int slot)
 {
-	struct compat_job	*j;
+	struct deskserver_job	*j;
 	size_t			 n = 0;
 
-	for (j = compat_jobs; j != NULL; j = j->next)
+	for (j = deskserver_jobs; j != NULL; j = j->next)
 		if (j->slot == slot && j->queued)
 			n++;
 	return n;
 }
 
 static void
-compat_queue_timeout(void *arg)
+deskserver_queue_timeout(void *arg)
 {
-	struct compat_job	*j = arg;
+	struct deskserver_job	*j = arg;
 	char			 msg[128];
 
 	j->timer = NULL;
 	if (display_find_slot(j->slot) == NULL) {
 		snprintf(msg, sizeof msg, "display :%d closed while the "
 		    "request waited; nothing was done", j->slot);
-		compat_job_fail(j, ERR_NO_DISPLAY, msg, 0, 0);
+		deskserver_job_fail(j, ERR_NO_DISPLAY, msg, 0, 0);
 		return;
 	}
 	snprintf(msg, sizeof msg, "display :%d stayed busy for %d s; nothing "
-	    "was done", j->slot, COMPAT_QUEUE_MS / 1000);
-	compat_job_fail(j, ERR_BUSY, msg, 0, 0);
+	    "was done", j->slot, DESKSERVER_QUEUE_MS / 1000);
+	deskserver_job_fail(j, ERR_BUSY, msg, 0, 0);
 }
 
 void
-compat_kick(int slot)
+deskserver_kick(int slot)
 {
-	struct compat_job	*j, *first = NULL;
+	struct deskserver_job	*j, *first = NULL;
 
-	for (j = compat_jobs; j != NULL; j = j->next)
+	for (j = deskserver_jobs; j != NULL; j = j->next)
 		if (j->slot == slot && j->queued &&
 		    (first == NULL || j->seq < first->seq))
 			first = j;
 	if (first != NULL)
-		compat_job_begin(first);
+		deskserver_job_begin(first);
 }
 
 /*
@@ -1752,9 +1752,9 @@ compat_kick(int slot)
  * event is sent.
  */
 static void
-compat_job_begin(struct compat_job *j)
+deskserver_job_begin(struct deskserver_job *j)
 {
-	char		 msg[ACTIONS_ERRLEN];
+	char		 msg[VOCAB_ERRLEN];
 	struct display	*d;
 	struct capture	*cap;
 	int		 code, w, h;
@@ -1765,22 +1765,22 @@ compat_job_begin(struct compat_job *j)
 		snprintf(msg, sizeof msg, "display :%d is not open", j->slot);
 		j->queued = 0;
 		j->gen = 0;
-		compat_job_fail(j, ERR_NO_DISPLAY, msg, 0, 0);
+		deskserver_job_fail(j, ERR_NO_DISPLAY, msg, 0, 0);
 		return;
 	}
-	if (compat_job_running(j->slot, display_generation(d)) ||
+	if (deskserver_job_running(j->slot, display_generation(d)) ||
 	    display_input_claim(d, j) != 0)
-		return;		/* not yet: compat_kick comes back */
+		return;		/* not yet: deskserver_kick comes back */
 	loop_timer_cancel(j->timer);
 	j->timer = NULL;
 	j->queued = 0;
 	j->gen = display_generation(d);
 	(void)capture_pixels(cap, &w, &h, &stride);
-	compat_clamp(j->plan->b, w, h);
-	if ((code = compat_precheck(capture_xdisplay(cap), j->plan, msg,
+	deskserver_clamp(j->plan->b, w, h);
+	if ((code = deskserver_precheck(capture_xdisplay(cap), j->plan, msg,
 	    sizeof msg)) != 0) {
 		log_info("compat.desktop", "refused=%s", err_name(code));
-		compat_job_fail(j, code, msg, 0, 0);
+		deskserver_job_fail(j, code, msg, 0, 0);
 		return;
 	}
 	j->start_ms = loop_now_ms();
@@ -1789,34 +1789,34 @@ compat_job_begin(struct compat_job *j)
 	log_info("compat.begin", "display=%d seq=%llu steps=%zu", j->slot,
 	    (unsigned long long)j->seq, j->plan->nsteps);
 	display_touch(d);
-	compat_job_step(j);
+	deskserver_job_step(j);
 }
 
 /* The body is in: parse, check, then run or wait for the display. */
 static void
-compat_request(struct compat_conn *c)
+deskserver_request(struct deskserver_conn *c)
 {
-	char			 msg[JSONX_ERRLEN > ACTIONS_ERRLEN ?
-				    JSONX_ERRLEN : ACTIONS_ERRLEN];
-	struct actions_error	 aerr;
-	struct compat_plan	*plan = NULL;
-	struct compat_job	*j;
+	char			 msg[JSONX_ERRLEN > VOCAB_ERRLEN ?
+				    JSONX_ERRLEN : VOCAB_ERRLEN];
+	struct vocab_error	 aerr;
+	struct deskserver_plan	*plan = NULL;
+	struct deskserver_job	*j;
 	json_t			*req, *v;
 	double			 settle = 0;
 	int			 code, slot = 1, observe = 1;
 
 	req = jsonx_parse(c->body != NULL ? c->body : "", c->bodylen,
-	    COMPAT_BODY_MAX, 1, &code, msg);
+	    DESKSERVER_BODY_MAX, 1, &code, msg);
 	free(c->body);
 	c->body = NULL;
 	if (req == NULL) {
-		compat_respond_error(c, code, msg);
+		deskserver_respond_error(c, code, msg);
 		return;
 	}
 	code = ERR_BAD_REQUEST;
 	/* As upstream: display ":1" and observe true when left out. */
 	if ((v = json_object_get(req, "display")) != NULL &&
-	    compat_display_slot(v, &slot) != 0) {
+	    deskserver_display_slot(v, &slot) != 0) {
 		snprintf(msg, sizeof msg, "display must be a display number "
 		    "(1 or \":1\")");
 		goto fail;
@@ -1836,10 +1836,10 @@ compat_request(struct compat_conn *c)
 			goto fail;
 		}
 		settle = json_number_value(v);
-		if (settle > COMPAT_WAIT_MAX_MS)
-			settle = COMPAT_WAIT_MAX_MS;
+		if (settle > DESKSERVER_WAIT_MAX_MS)
+			settle = DESKSERVER_WAIT_MAX_MS;
 	}
-	if ((code = compat_steps_parse(json_object_get(req, "steps"), slot,
+	if ((code = deskserver_steps_parse(json_object_get(req, "steps"), slot,
 	    &plan, &aerr)) != 0) {
 		snprintf(msg, sizeof msg, "%s", aerr.msg);
 		goto fail;
@@ -1849,10 +1849,10 @@ compat_request(struct compat_conn *c)
 		snprintf(msg, sizeof msg, "display :%d is not open", slot);
 		goto fail;
 	}
-	if (compat_queue_len(slot) >= COMPAT_QUEUE_MAX) {
+	if (deskserver_queue_len(slot) >= DESKSERVER_QUEUE_MAX) {
 		code = ERR_BUSY;
 		snprintf(msg, sizeof msg, "%d requests already wait for "
-		    "display :%d", COMPAT_QUEUE_MAX, slot);
+		    "display :%d", DESKSERVER_QUEUE_MAX, slot);
 		goto fail;
 	}
 	json_decref(req);
@@ -1865,24 +1865,24 @@ compat_request(struct compat_conn *c)
 	j->observe = observe;
 	j->settle_ms = (int)settle;
 	j->queued = 1;
-	j->seq = ++compat_seq;
-	j->next = compat_jobs;
-	compat_jobs = j;
+	j->seq = ++deskserver_seq;
+	j->next = deskserver_jobs;
+	deskserver_jobs = j;
 	c->job = j;
-	j->timer = loop_timer_add(COMPAT_QUEUE_MS, compat_queue_timeout, j);
-	compat_kick(slot);
+	j->timer = loop_timer_add(DESKSERVER_QUEUE_MS, deskserver_queue_timeout, j);
+	deskserver_kick(slot);
 	return;
 fail:
 	log_info("compat.desktop", "refused=%s", err_name(code));
-	compat_plan_free(plan);
+	deskserver_plan_free(plan);
 	json_decref(req);
-	compat_respond_error(c, code, msg);
+	deskserver_respond_error(c, code, msg);
 }
 
 /* ---- HTTP ---------------------------------------------------------------- */
 
 static void
-compat_conn_reset(struct compat_conn *c)
+deskserver_conn_reset(struct deskserver_conn *c)
 {
 	free(c->body);
 	free(c->out);
@@ -1900,7 +1900,7 @@ compat_conn_reset(struct compat_conn *c)
 }
 
 static void
-compat_verdict(struct compat_conn *c, int code, const char *msg)
+deskserver_verdict(struct deskserver_conn *c, int code, const char *msg)
 {
 	if (c->v_code != 0)
 		return;
@@ -1909,7 +1909,7 @@ compat_verdict(struct compat_conn *c, int code, const char *msg)
 }
 
 static int
-compat_authorized(struct lws *wsi)
+deskserver_authorized(struct lws *wsi)
 {
 	char	auth[SECRET_MAX + 16];
 	int	n, ok;
@@ -1919,14 +1919,14 @@ compat_authorized(struct lws *wsi)
 		return 0;
 	n = lws_hdr_copy(wsi, auth, sizeof auth, WSI_TOKEN_HTTP_AUTHORIZATION);
 	ok = n > 7 && strncasecmp(auth, "Bearer ", 7) == 0 &&
-	    compat_secret_len > 0 && token_equal(auth + 7, strlen(auth + 7),
-	    compat_secret, compat_secret_len);
+	    deskserver_secret_len > 0 && token_equal(auth + 7, strlen(auth + 7),
+	    deskserver_secret, deskserver_secret_len);
 	explicit_bzero(auth, sizeof auth);
 	return ok;
 }
 
 static int
-compat_on_http(struct compat_conn *c, struct lws *wsi, const char *uri)
+deskserver_on_http(struct deskserver_conn *c, struct lws *wsi, const char *uri)
 {
 	char		 cl[32];
 	unsigned long long len = 0;
@@ -1935,16 +1935,16 @@ compat_on_http(struct compat_conn *c, struct lws *wsi, const char *uri)
 
 	if (c->job != NULL || c->out != NULL)
 		return -1;	/* pipelining over a running request */
-	compat_conn_reset(c);
+	deskserver_conn_reset(c);
 	c->wsi = wsi;
 	post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
 	if (strcmp(uri, "/v1/desktop") != 0)
-		compat_verdict(c, ERR_NOT_FOUND, "no such path; the endpoint "
+		deskserver_verdict(c, ERR_NOT_FOUND, "no such path; the endpoint "
 		    "is POST /v1/desktop");
 	else if (!post)
-		compat_verdict(c, ERR_METHOD, "/v1/desktop takes POST only");
-	else if (!compat_authorized(wsi))
-		compat_verdict(c, ERR_UNAUTHORIZED, "a valid Authorization: "
+		deskserver_verdict(c, ERR_METHOD, "/v1/desktop takes POST only");
+	else if (!deskserver_authorized(wsi))
+		deskserver_verdict(c, ERR_UNAUTHORIZED, "a valid Authorization: "
 		    "Bearer token is required");
 	if (lws_hdr_copy(wsi, cl, sizeof cl,
 	    WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0) {
@@ -1952,34 +1952,34 @@ compat_on_http(struct compat_conn *c, struct lws *wsi, const char *uri)
 		if (*end != '\0')
 			len = ULLONG_MAX;
 	} else if (post) {
-		compat_verdict(c, ERR_BAD_REQUEST, "Content-Length is "
+		deskserver_verdict(c, ERR_BAD_REQUEST, "Content-Length is "
 		    "required");
 		c->close_after = 1;
 	}
-	if (len > COMPAT_BODY_MAX)
-		compat_verdict(c, ERR_TOO_LARGE, "the body is larger than "
+	if (len > DESKSERVER_BODY_MAX)
+		deskserver_verdict(c, ERR_TOO_LARGE, "the body is larger than "
 		    "256 KiB");
-	if (len > COMPAT_DISCARD_MAX)
+	if (len > DESKSERVER_DISCARD_MAX)
 		c->close_after = 1;
 	if (c->v_code != 0) {
 		c->discard = 1;
 		/* Answer now unless a body will arrive to be drained. */
 		if (len == 0 || c->close_after)
-			compat_respond_error(c, c->v_code, c->v_msg);
+			deskserver_respond_error(c, c->v_code, c->v_msg);
 		return 0;
 	}
 	if (len == 0)
-		compat_request(c);
+		deskserver_request(c);
 	return 0;
 }
 
 static void
-compat_on_body(struct compat_conn *c, const void *in, size_t len)
+deskserver_on_body(struct deskserver_conn *c, const void *in, size_t len)
 {
 	if (c->discard)
 		return;
-	if (len > COMPAT_BODY_MAX - c->bodylen) {
-		compat_verdict(c, ERR_TOO_LARGE, "the body is larger than "
+	if (len > DESKSERVER_BODY_MAX - c->bodylen) {
+		deskserver_verdict(c, ERR_TOO_LARGE, "the body is larger than "
 		    "256 KiB");
 		c->discard = 1;
 		free(c->body);
@@ -1987,13 +1987,13 @@ compat_on_body(struct compat_conn *c, const void *in, size_t len)
 		return;
 	}
 	if (c->body == NULL)
-		c->body = xmalloc(COMPAT_BODY_MAX + 1);
+		c->body = xmalloc(DESKSERVER_BODY_MAX + 1);
 	memcpy(c->body + c->bodylen, in, len);
 	c->bodylen += len;
 }
 
 static int
-compat_on_writeable(struct compat_conn *c, struct lws *wsi)
+deskserver_on_writeable(struct deskserver_conn *c, struct lws *wsi)
 {
 	unsigned char	 hdr[LWS_PRE + 1024], *p, *end;
 	size_t		 n;
@@ -2030,10 +2030,10 @@ compat_on_writeable(struct compat_conn *c, struct lws *wsi)
 		return 0;
 	}
 	if (c->chunk == NULL)
-		c->chunk = xmalloc(LWS_PRE + COMPAT_CHUNK);
+		c->chunk = xmalloc(LWS_PRE + DESKSERVER_CHUNK);
 	n = c->outlen - c->outoff;
-	if (n > COMPAT_CHUNK)
-		n = COMPAT_CHUNK;
+	if (n > DESKSERVER_CHUNK)
+		n = DESKSERVER_CHUNK;
 	last = c->outoff + n == c->outlen;
 	memcpy(c->chunk + LWS_PRE, c->out + c->outoff, n);
 	if (lws_write(wsi, c->chunk + LWS_PRE, n, last ?
@@ -2045,29 +2045,29 @@ compat_on_writeable(struct compat_conn *c, struct lws *wsi)
 		return 0;
 	}
 	last = c->close_after;
-	compat_conn_reset(c);
+	deskserver_conn_reset(c);
 	if (last)
 		return -1;
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
 static void
-compat_on_closed(struct compat_conn *c)
+deskserver_on_closed(struct deskserver_conn *c)
 {
 	if (c->job != NULL) {
-		/* The caller left: stop now, release what input.c held. */
+		/* The caller left: stop now, release what xtest.c held. */
 		c->job->conn = NULL;
-		compat_job_free(c->job);
+		deskserver_job_free(c->job);
 		c->job = NULL;
 	}
-	compat_conn_reset(c);
+	deskserver_conn_reset(c);
 }
 
 static int
-compat_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+deskserver_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     void *in, size_t len)
 {
-	struct compat_conn	*c = user;
+	struct deskserver_conn	*c = user;
 
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
@@ -2075,56 +2075,56 @@ compat_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	case LWS_CALLBACK_HTTP:
 		if (c == NULL)
 			return -1;
-		return compat_on_http(c, wsi, in != NULL ? (const char *)in :
+		return deskserver_on_http(c, wsi, in != NULL ? (const char *)in :
 		    "");
 	case LWS_CALLBACK_HTTP_BODY:
 		if (c != NULL)
-			compat_on_body(c, in, len);
+			deskserver_on_body(c, in, len);
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
 		if (c == NULL || c->out != NULL || c->job != NULL)
 			return 0;
 		if (c->v_code != 0)
-			compat_respond_error(c, c->v_code, c->v_msg);
+			deskserver_respond_error(c, c->v_code, c->v_msg);
 		else
-			compat_request(c);
+			deskserver_request(c);
 		return 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE:
-		return c != NULL ? compat_on_writeable(c, wsi) : 0;
+		return c != NULL ? deskserver_on_writeable(c, wsi) : 0;
 	case LWS_CALLBACK_CLOSED_HTTP:
 		if (c != NULL)
-			compat_on_closed(c);
+			deskserver_on_closed(c);
 		return 0;
 	default:
 		return lws_callback_http_dummy(wsi, reason, user, in, len);
 	}
 }
 
-static struct lws_protocols compat_protocols[] = {
-	{ "compat-http", compat_cb, sizeof(struct compat_conn), 0, 0, NULL,
+static struct lws_protocols deskserver_protocols[] = {
+	{ "compat-http", deskserver_cb, sizeof(struct deskserver_conn), 0, 0, NULL,
 	  0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
 int
-compat_start(struct lws_context *ctx, const char *host, int port)
+deskserver_start(struct lws_context *ctx, const char *host, int port)
 {
 	struct lws_context_creation_info	info;
 
 	memset(&info, 0, sizeof info);
 	info.port = port;
 	info.iface = host;
-	info.protocols = compat_protocols;
+	info.protocols = deskserver_protocols;
 	info.vhost_name = "compat";
 	info.gid = -1;
 	info.uid = -1;
 	/* lws ignores an IPv4 iface while IPv6 is on (MACHINE-NOTES). */
 	if (strchr(host, ':') == NULL)
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-	if ((compat_vh = lws_create_vhost(ctx, &info)) == NULL)
+	if ((deskserver_vh = lws_create_vhost(ctx, &info)) == NULL)
 		return ERR_CONNECT;
-	compat_port_bound = lws_get_vhost_listen_port(compat_vh);
+	deskserver_port_bound = lws_get_vhost_listen_port(deskserver_vh);
 	log_info("compat.listening", "addr=%s port=%d", host,
-	    compat_port_bound);
+	    deskserver_port_bound);
 	return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * Unit tests of guestd/actions.c: the native vocabulary, literal Anthropic
+ * Unit tests of guestd/vocab.c: the native vocabulary, literal Anthropic
  * and OpenAI action objects (from the vendors' schemas and examples),
  * scaling, key names, and malformed batches refused with a code and the
  * index of the offending action.
@@ -17,11 +17,11 @@
 #include <cmocka.h>
 #include <X11/keysym.h>
 
-#include "actions.h"
+#include "vocab.h"
 #include "err.h"
 
-static struct actions_batch	*b;
-static struct actions_error	 e;
+static struct vocab_batch	*b;
+static struct vocab_error	 e;
 
 static int
 parse_scaled(const char *text, double scale)
@@ -30,12 +30,12 @@ parse_scaled(const char *text, double scale)
 	json_t		*j;
 	int		 r;
 
-	actions_free(b);
+	vocab_free(b);
 	b = NULL;
 	j = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
 	if (j == NULL)
 		fail_msg("test JSON does not parse: %s: %s", je.text, text);
-	r = actions_parse(j, scale, &b, &e);
+	r = vocab_parse(j, scale, &b, &e);
 	json_decref(j);
 	if (r != 0)
 		assert_null(b);
@@ -53,7 +53,7 @@ parse(const char *text)
 static int
 teardown(void **state)
 {
-	actions_free(b);
+	vocab_free(b);
 	b = NULL;
 	return 0;
 }
@@ -117,7 +117,7 @@ test_native_pointer(void **state)
 	assert_int_equal(a->kind, ACTION_SCROLL);
 	assert_int_equal(a->scroll_x, -4);
 	assert_int_equal(a->scroll_y, 0);
-	assert_true(actions_has_input(b));
+	assert_true(vocab_has_input(b));
 }
 
 static void
@@ -254,7 +254,7 @@ test_anthropic_all(void **state)
 	}
 	assert_int_equal(parse("[{\"action\":\"wait\",\"duration\":0.5}]"), 0);
 	assert_int_equal(b->v[0].duration_ms, 500);
-	assert_false(actions_has_input(b));
+	assert_false(vocab_has_input(b));
 	/* 20241022 drag: from wherever the pointer is. */
 	assert_int_equal(parse("[{\"action\":\"left_click_drag\","
 	    "\"coordinate\":[30,40]}]"), 0);
@@ -333,23 +333,23 @@ test_scale(void **state)
 	assert_int_equal(b->v[0].y, 540);
 	assert_int_equal(b->v[1].path[1].x, 1919);
 	assert_int_equal(b->v[1].path[1].y, 1078);
-	actions_free(b);
+	vocab_free(b);
 	b = NULL;
 	args = json_pack("{s:f,s:[{s:s,s:i,s:i}]}", "scale", 0.5, "actions",
 	    "kind", "move", "x", 100, "y", 51);
-	assert_int_equal(actions_parse_args(args, &b, &e), 0);
+	assert_int_equal(vocab_parse_args(args, &b, &e), 0);
 	assert_int_equal(b->v[0].x, 200);
 	assert_int_equal(b->v[0].y, 102);
 	json_object_set_new(args, "scale", json_integer(0));
-	actions_free(b);
+	vocab_free(b);
 	b = NULL;
-	assert_int_equal(actions_parse_args(args, &b, &e), ERR_BAD_REQUEST);
+	assert_int_equal(vocab_parse_args(args, &b, &e), ERR_BAD_REQUEST);
 	assert_null(b);
 	json_object_set_new(args, "scale", json_string("2"));
-	assert_int_equal(actions_parse_args(args, &b, &e), ERR_BAD_REQUEST);
+	assert_int_equal(vocab_parse_args(args, &b, &e), ERR_BAD_REQUEST);
 	json_object_del(args, "scale");
 	json_object_del(args, "actions");
-	assert_int_equal(actions_parse_args(args, &b, &e), ERR_BAD_REQUEST);
+	assert_int_equal(vocab_parse_args(args, &b, &e), ERR_BAD_REQUEST);
 	json_decref(args);
 }
 
@@ -358,7 +358,7 @@ test_scale(void **state)
 static unsigned long
 ks(const char *s)
 {
-	return actions_keysym(s, strlen(s), 0);
+	return vocab_keysym(s, strlen(s), 0);
 }
 
 static void
@@ -391,7 +391,7 @@ test_keysyms(void **state)
 	assert_int_equal(ks("space"), XK_space);
 	assert_int_equal(ks("a"), XK_a);
 	assert_int_equal(ks("A"), XK_A);
-	assert_int_equal(actions_keysym("A", 1, 1), XK_a);
+	assert_int_equal(vocab_keysym("A", 1, 1), XK_a);
 	assert_int_equal(ks("/"), XK_slash);
 	assert_int_equal(ks("\xc3\xa9"), 0xe9);		/* é */
 	assert_int_equal(ks("\xe2\x86\x92"), 0x1002192);	/* → */
@@ -508,17 +508,17 @@ test_limits(void **state)
 	free(big);
 
 	/* 64 KiB of text pass; one byte more does not. */
-	n = ACTIONS_TEXT_MAX + 64;
+	n = VOCAB_TEXT_MAX + 64;
 	big = malloc(n);
 	assert_non_null(big);
 	strcpy(big, "[{\"kind\":\"type\",\"text\":\"");
 	i = strlen(big);
-	memset(big + i, 'x', ACTIONS_TEXT_MAX);
-	strcpy(big + i + ACTIONS_TEXT_MAX, "\"}]");
+	memset(big + i, 'x', VOCAB_TEXT_MAX);
+	strcpy(big + i + VOCAB_TEXT_MAX, "\"}]");
 	assert_int_equal(parse(big), 0);
-	assert_int_equal(b->v[0].ntext, ACTIONS_TEXT_MAX);
-	big[i + ACTIONS_TEXT_MAX] = 'x';
-	strcpy(big + i + ACTIONS_TEXT_MAX + 1, "\"}]");
+	assert_int_equal(b->v[0].ntext, VOCAB_TEXT_MAX);
+	big[i + VOCAB_TEXT_MAX] = 'x';
+	strcpy(big + i + VOCAB_TEXT_MAX + 1, "\"}]");
 	expect_fail(big, ERR_TOO_LARGE, 0);
 	free(big);
 
@@ -527,13 +527,13 @@ test_limits(void **state)
 	assert_non_null(big);
 	strcpy(big, "[{\"kind\":\"key\",\"keys\":\"");
 	i = strlen(big);
-	memset(big + i, 'a', ACTIONS_KEYSPEC_MAX);
-	for (n = 1; n < ACTIONS_KEYSPEC_MAX; n += 2)
+	memset(big + i, 'a', VOCAB_KEYSPEC_MAX);
+	for (n = 1; n < VOCAB_KEYSPEC_MAX; n += 2)
 		big[i + n] = ' ';
-	strcpy(big + i + ACTIONS_KEYSPEC_MAX, "\"}]");
+	strcpy(big + i + VOCAB_KEYSPEC_MAX, "\"}]");
 	assert_int_equal(parse(big), 0);
-	big[i + ACTIONS_KEYSPEC_MAX] = 'a';
-	strcpy(big + i + ACTIONS_KEYSPEC_MAX + 1, "\"}]");
+	big[i + VOCAB_KEYSPEC_MAX] = 'a';
+	strcpy(big + i + VOCAB_KEYSPEC_MAX + 1, "\"}]");
 	expect_fail(big, ERR_TOO_LARGE, 0);
 	free(big);
 }
@@ -546,16 +546,16 @@ test_bad_utf8(void **state)
 	/* jansson never builds such strings from text, but a caller might. */
 	arr = json_pack("[{s:s,s:o}]", "kind", "type", "text",
 	    json_stringn_nocheck("a\xc3(b", 4));
-	assert_int_equal(actions_parse(arr, 1, &b, &e), ERR_ACTION_INVALID);
+	assert_int_equal(vocab_parse(arr, 1, &b, &e), ERR_ACTION_INVALID);
 	assert_int_equal(e.index, 0);
 	json_decref(arr);
 	arr = json_pack("[{s:s,s:o}]", "kind", "type", "text",
 	    json_stringn_nocheck("\xed\xa0\x80", 3));	/* a surrogate */
-	assert_int_equal(actions_parse(arr, 1, &b, &e), ERR_ACTION_INVALID);
+	assert_int_equal(vocab_parse(arr, 1, &b, &e), ERR_ACTION_INVALID);
 	json_decref(arr);
 	arr = json_pack("[{s:s,s:o}]", "kind", "type", "text",
 	    json_stringn_nocheck("\xc0\xaf", 2));	/* overlong '/' */
-	assert_int_equal(actions_parse(arr, 1, &b, &e), ERR_ACTION_INVALID);
+	assert_int_equal(vocab_parse(arr, 1, &b, &e), ERR_ACTION_INVALID);
 	json_decref(arr);
 	assert_null(b);
 }
@@ -587,11 +587,11 @@ test_navigation_only(void **state)
 	(void)state;
 	for (i = 0; i < sizeof nav / sizeof nav[0]; i++) {
 		assert_int_equal(parse(nav[i]), 0);
-		assert_true(actions_navigation_only(b));
+		assert_true(vocab_navigation_only(b));
 	}
 	for (i = 0; i < sizeof other / sizeof other[0]; i++) {
 		assert_int_equal(parse(other[i]), 0);
-		assert_false(actions_navigation_only(b));
+		assert_false(vocab_navigation_only(b));
 	}
 }
 

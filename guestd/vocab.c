@@ -1,7 +1,7 @@
 /*
  * actions: turn an `act` batch in any of the three accepted vocabularies
  * (native, Anthropic `computer`, OpenAI computer use) into struct action.
- * Everything a batch can get wrong is found here, before input.c applies
+ * Everything a batch can get wrong is found here, before xtest.c applies
  * anything: unknown kinds, missing or ill-typed fields, key names that
  * name no keysym, text that is not UTF-8 or too long, too many actions.
  * Native objects are checked strictly (unknown fields are an error); the
@@ -22,12 +22,12 @@
 
 #include "err.h"
 #include "json.h"
-#include "actions.h"
+#include "vocab.h"
 
 /* OpenAI scroll distances are pixels; one wheel click scrolls ~100. */
-#define ACTIONS_PX_PER_CLICK	100
-#define ACTIONS_OPENAI_KEYS_MAX	16
-#define ACTIONS_DEFAULT_WAIT_MS	1000
+#define VOCAB_PX_PER_CLICK	100
+#define VOCAB_OPENAI_KEYS_MAX	16
+#define VOCAB_DEFAULT_WAIT_MS	1000
 
 /* Round half away from zero, without libm. */
 static long
@@ -41,7 +41,7 @@ struct aparse {
 	struct action		*a;
 	double			 scale;
 	int			 index;
-	struct actions_error	*err;
+	struct vocab_error	*err;
 };
 
 static int aerr(struct aparse *, int, const char *, ...)
@@ -134,7 +134,7 @@ cp_keysym(uint32_t cp)
 }
 
 unsigned long
-actions_keysym(const char *name, size_t len, int in_chord)
+vocab_keysym(const char *name, size_t len, int in_chord)
 {
 	const struct key_alias *k;
 	char	 buf[65];
@@ -190,9 +190,9 @@ parse_keyspec(struct aparse *p, const char *s, size_t n, int seq)
 
 	if (n == 0)
 		return aerr(p, ERR_ACTION_INVALID, "the key spec is empty");
-	if (n > ACTIONS_KEYSPEC_MAX)
+	if (n > VOCAB_KEYSPEC_MAX)
 		return aerr(p, ERR_TOO_LARGE, "the key spec is longer than %d "
-		    "bytes", ACTIONS_KEYSPEC_MAX);
+		    "bytes", VOCAB_KEYSPEC_MAX);
 	if ((keys = calloc(n + 1, sizeof(*keys))) == NULL)
 		return aerr(p, ERR_NOMEM, "out of memory");
 	while (i < n) {
@@ -215,7 +215,7 @@ parse_keyspec(struct aparse *p, const char *s, size_t n, int seq)
 				    "a key name in the spec is empty");
 				goto fail;
 			}
-			sym = actions_keysym(s + start, i - start,
+			sym = vocab_keysym(s + start, i - start,
 			    (i < n && s[i] == '+') || inchord > 0);
 			if (sym == 0) {
 				r = aerr(p, ERR_KEY_UNKNOWN, "key name %.*s is "
@@ -269,12 +269,12 @@ parse_mods(struct aparse *p, const char *s, size_t n)
 
 	if ((r = parse_keyspec(p, s, n, 0)) != 0)
 		return r;
-	if (a->nkeys > ACTIONS_MODS_MAX) {
+	if (a->nkeys > VOCAB_MODS_MAX) {
 		free(a->keys);
 		a->keys = NULL;
 		a->nkeys = 0;
 		return aerr(p, ERR_ACTION_INVALID, "more than %d held keys",
-		    ACTIONS_MODS_MAX);
+		    VOCAB_MODS_MAX);
 	}
 	for (i = 0; i < a->nkeys; i++)
 		a->mods[i] = a->keys[i];
@@ -315,7 +315,7 @@ get_keys(struct aparse *p, const char *key, int seq)
 	size_t		 n;
 	int		 r;
 
-	if ((r = get_string(p, key, ACTIONS_KEYSPEC_MAX, 1, &s, &n)) != 0)
+	if ((r = get_string(p, key, VOCAB_KEYSPEC_MAX, 1, &s, &n)) != 0)
 		return r;
 	return parse_keyspec(p, s, n, seq);
 }
@@ -328,7 +328,7 @@ get_mods(struct aparse *p, const char *key)
 	size_t		 n;
 	int		 r;
 
-	r = get_string(p, key, ACTIONS_KEYSPEC_MAX, 0, &s, &n);
+	r = get_string(p, key, VOCAB_KEYSPEC_MAX, 0, &s, &n);
 	if (r == ERR_NOT_FOUND)
 		return 0;
 	if (r != 0)
@@ -384,9 +384,9 @@ get_seconds(struct aparse *p, const char *key, int need, int *ms)
 		    key) : ERR_NOT_FOUND;
 	if (get_number(v, &d) != 0)
 		return aerr(p, ERR_ACTION_INVALID, "%s must be a number", key);
-	if (d < 0 || d * 1000 > ACTIONS_WAIT_MAX_MS)
+	if (d < 0 || d * 1000 > VOCAB_WAIT_MAX_MS)
 		return aerr(p, ERR_ACTION_INVALID, "%s must be within 0..%d "
-		    "seconds", key, ACTIONS_WAIT_MAX_MS / 1000);
+		    "seconds", key, VOCAB_WAIT_MAX_MS / 1000);
 	*ms = (int)around(d * 1000);
 	return 0;
 }
@@ -401,9 +401,9 @@ coord(struct aparse *p, json_t *v, const char *what, int *out)
 	if (get_number(v, &d) != 0)
 		return aerr(p, ERR_ACTION_INVALID, "%s must be a number",
 		    what);
-	if (d < 0 || d > ACTIONS_COORD_MAX)
+	if (d < 0 || d > VOCAB_COORD_MAX)
 		return aerr(p, ERR_COORDINATES, "%s is outside 0..%d", what,
-		    ACTIONS_COORD_MAX);
+		    VOCAB_COORD_MAX);
 	*out = (int)around(d / p->scale);
 	return 0;
 }
@@ -460,9 +460,9 @@ get_coordinate(struct aparse *p, int need)
 static int
 path_alloc(struct aparse *p, size_t n)
 {
-	if (n < 2 || n > ACTIONS_PATH_MAX)
+	if (n < 2 || n > VOCAB_PATH_MAX)
 		return aerr(p, ERR_ACTION_INVALID, "a drag path needs 2..%d "
-		    "points", ACTIONS_PATH_MAX);
+		    "points", VOCAB_PATH_MAX);
 	if ((p->a->path = calloc(n, sizeof(*p->a->path))) == NULL)
 		return aerr(p, ERR_NOMEM, "out of memory");
 	p->a->npath = n;
@@ -510,7 +510,7 @@ get_text(struct aparse *p, const char *key)
 	size_t		 n;
 	int		 r;
 
-	if ((r = get_string(p, key, ACTIONS_TEXT_MAX, 1, &s, &n)) != 0)
+	if ((r = get_string(p, key, VOCAB_TEXT_MAX, 1, &s, &n)) != 0)
 		return r;
 	return parse_text(p, s, n);
 }
@@ -664,7 +664,7 @@ native_parse(struct aparse *p, const char *kind)
 		a->kind = ACTION_SCROLL;
 		if ((r = only_keys(p, k_scroll)) != 0 ||
 		    (r = get_xy(p, 0)) != 0 ||
-		    (r = get_int(p, "amount", 1, ACTIONS_SCROLL_MAX, 1,
+		    (r = get_int(p, "amount", 1, VOCAB_SCROLL_MAX, 1,
 		    &amount)) != 0 ||
 		    (r = set_direction(p, "direction", amount)) != 0)
 			return r;
@@ -685,7 +685,7 @@ native_parse(struct aparse *p, const char *kind)
 	if (strcmp(kind, "hold") == 0) {
 		a->kind = ACTION_HOLD;
 		if ((r = only_keys(p, k_hold)) != 0 ||
-		    (r = get_int(p, "duration_ms", 0, ACTIONS_WAIT_MAX_MS, 1,
+		    (r = get_int(p, "duration_ms", 0, VOCAB_WAIT_MAX_MS, 1,
 		    &a->duration_ms)) != 0)
 			return r;
 		return get_keys(p, "keys", 0);
@@ -694,7 +694,7 @@ native_parse(struct aparse *p, const char *kind)
 		a->kind = ACTION_WAIT;
 		if ((r = only_keys(p, k_wait)) != 0)
 			return r;
-		return get_int(p, "ms", 0, ACTIONS_WAIT_MAX_MS, 1,
+		return get_int(p, "ms", 0, VOCAB_WAIT_MAX_MS, 1,
 		    &a->duration_ms);
 	}
 	if (strcmp(kind, "cursor_position") == 0) {
@@ -751,7 +751,7 @@ anthropic_scroll(struct aparse *p)
 
 	p->a->kind = ACTION_SCROLL;
 	if ((r = get_coordinate(p, 0)) != 0 ||
-	    (r = get_int(p, "scroll_amount", 0, ACTIONS_SCROLL_MAX, 1,
+	    (r = get_int(p, "scroll_amount", 0, VOCAB_SCROLL_MAX, 1,
 	    &amount)) != 0 ||
 	    (r = set_direction(p, "scroll_direction", amount)) != 0)
 		return r;
@@ -829,7 +829,7 @@ anthropic_parse(struct aparse *p, const char *act)
 	}
 	if (strcmp(act, "wait") == 0) {
 		a->kind = ACTION_WAIT;
-		a->duration_ms = ACTIONS_DEFAULT_WAIT_MS;
+		a->duration_ms = VOCAB_DEFAULT_WAIT_MS;
 		r = get_seconds(p, "duration", 0, &a->duration_ms);
 		return r == ERR_NOT_FOUND ? 0 : r;
 	}
@@ -851,23 +851,23 @@ static int
 openai_keys(struct aparse *p, int as_mods)
 {
 	json_t	*v = aget(p, "keys"), *e;
-	char	 buf[ACTIONS_KEYSPEC_MAX + 1];
+	char	 buf[VOCAB_KEYSPEC_MAX + 1];
 	size_t	 i, n, len = 0;
 
 	if (v == NULL)
 		return as_mods ? 0 : aerr(p, ERR_ACTION_INVALID,
 		    "keys is missing");
 	if (!json_is_array(v) || json_array_size(v) == 0 ||
-	    json_array_size(v) > ACTIONS_OPENAI_KEYS_MAX)
+	    json_array_size(v) > VOCAB_OPENAI_KEYS_MAX)
 		return aerr(p, ERR_ACTION_INVALID, "keys must be a list of "
-		    "1..%d key names", ACTIONS_OPENAI_KEYS_MAX);
+		    "1..%d key names", VOCAB_OPENAI_KEYS_MAX);
 	json_array_foreach(v, i, e) {
 		if (!json_is_string(e) || (n = json_string_length(e)) == 0)
 			return aerr(p, ERR_ACTION_INVALID, "keys must be "
 			    "key names");
-		if (len + n + 1 > ACTIONS_KEYSPEC_MAX)
+		if (len + n + 1 > VOCAB_KEYSPEC_MAX)
 			return aerr(p, ERR_TOO_LARGE, "keys are longer than "
-			    "%d bytes", ACTIONS_KEYSPEC_MAX);
+			    "%d bytes", VOCAB_KEYSPEC_MAX);
 		if (memchr(json_string_value(e), '\0', n) != NULL)
 			return aerr(p, ERR_ACTION_INVALID, "keys contain NUL");
 		if (len > 0)
@@ -916,9 +916,9 @@ px_clicks(json_int_t px)
 	if (px == 0)
 		return 0;
 	n = (px < 0 ? -px : px);
-	n = (n + ACTIONS_PX_PER_CLICK - 1) / ACTIONS_PX_PER_CLICK;
-	if (n > ACTIONS_SCROLL_MAX)
-		n = ACTIONS_SCROLL_MAX;
+	n = (n + VOCAB_PX_PER_CLICK - 1) / VOCAB_PX_PER_CLICK;
+	if (n > VOCAB_SCROLL_MAX)
+		n = VOCAB_SCROLL_MAX;
 	return px < 0 ? -(int)n : (int)n;
 }
 
@@ -975,7 +975,7 @@ openai_parse(struct aparse *p, const char *type)
 	}
 	if (strcmp(type, "wait") == 0) {
 		a->kind = ACTION_WAIT;
-		a->duration_ms = ACTIONS_DEFAULT_WAIT_MS;
+		a->duration_ms = VOCAB_DEFAULT_WAIT_MS;
 		return 0;
 	}
 	if (strcmp(type, "screenshot") == 0) {
@@ -1018,10 +1018,10 @@ parse_one(struct aparse *p)
 }
 
 int
-actions_parse(json_t *array, double scale, struct actions_batch **out,
-    struct actions_error *err)
+vocab_parse(json_t *array, double scale, struct vocab_batch **out,
+    struct vocab_error *err)
 {
-	struct actions_batch	*b = NULL;
+	struct vocab_batch	*b = NULL;
 	struct aparse		 p;
 	size_t			 i, n;
 	int			 r = ERR_INTERNAL;
@@ -1045,9 +1045,9 @@ actions_parse(json_t *array, double scale, struct actions_batch **out,
 		r = aerr(&p, ERR_BAD_REQUEST, "actions is empty");
 		goto out;
 	}
-	if (n > ACTIONS_MAX) {
+	if (n > VOCAB_MAX) {
 		r = aerr(&p, ERR_TOO_LARGE, "more than %d actions",
-		    ACTIONS_MAX);
+		    VOCAB_MAX);
 		goto out;
 	}
 	if ((b = calloc(1, sizeof(*b))) == NULL ||
@@ -1057,7 +1057,7 @@ actions_parse(json_t *array, double scale, struct actions_batch **out,
 	}
 	b->scale = scale;
 	for (i = 0; i < n; i++) {
-		b->n = i + 1;	/* so actions_free frees what was parsed */
+		b->n = i + 1;	/* so vocab_free frees what was parsed */
 		p.index = (int)i;
 		p.a = &b->v[i];
 		p.o = json_array_get(array, i);
@@ -1068,13 +1068,13 @@ actions_parse(json_t *array, double scale, struct actions_batch **out,
 	b = NULL;
 	r = 0;
 out:
-	actions_free(b);
+	vocab_free(b);
 	return r;
 }
 
 int
-actions_parse_args(json_t *args, struct actions_batch **out,
-    struct actions_error *err)
+vocab_parse_args(json_t *args, struct vocab_batch **out,
+    struct vocab_error *err)
 {
 	json_t	*v;
 	double	 scale = 1;
@@ -1094,12 +1094,12 @@ actions_parse_args(json_t *args, struct actions_batch **out,
 		    "scale must be a number within (0, 100]");
 		return err->code;
 	}
-	return actions_parse(json_object_get(args, "actions"), scale, out,
+	return vocab_parse(json_object_get(args, "actions"), scale, out,
 	    err);
 }
 
 void
-actions_free(struct actions_batch *b)
+vocab_free(struct vocab_batch *b)
 {
 	size_t	 i;
 
@@ -1115,7 +1115,7 @@ actions_free(struct actions_batch *b)
 }
 
 const char *
-actions_kind_name(enum action_kind k)
+vocab_kind_name(enum action_kind k)
 {
 	static const char *const names[] = {
 		[ACTION_MOVE] = "move", [ACTION_CLICK] = "click",
@@ -1133,7 +1133,7 @@ actions_kind_name(enum action_kind k)
 }
 
 int
-actions_has_input(const struct actions_batch *b)
+vocab_has_input(const struct vocab_batch *b)
 {
 	size_t	 i;
 
@@ -1156,7 +1156,7 @@ actions_has_input(const struct actions_batch *b)
  * nothing that shows.  Modifiers may come with them (shift+Tab).
  */
 static int
-actions_nav_keysym(unsigned long ks)
+vocab_nav_keysym(unsigned long ks)
 {
 	switch (ks) {
 	case XK_Up: case XK_Down: case XK_Left: case XK_Right:
@@ -1172,14 +1172,14 @@ actions_nav_keysym(unsigned long ks)
 }
 
 static int
-actions_modifier_keysym(unsigned long ks)
+vocab_modifier_keysym(unsigned long ks)
 {
 	return (ks >= XK_Shift_L && ks <= XK_Hyper_R) ||
 	    (ks >= XK_ISO_Lock && ks <= XK_ISO_Level5_Lock);
 }
 
 int
-actions_navigation_only(const struct actions_batch *b)
+vocab_navigation_only(const struct vocab_batch *b)
 {
 	const struct action	*a;
 	size_t			 i, k;
@@ -1201,9 +1201,9 @@ actions_navigation_only(const struct actions_batch *b)
 		/* Every chord: modifiers and navigation keys only. */
 		for (k = 0; k < a->nkeys; k++) {
 			if (a->keys[k] == 0 ||
-			    actions_modifier_keysym(a->keys[k]))
+			    vocab_modifier_keysym(a->keys[k]))
 				continue;
-			if (!actions_nav_keysym(a->keys[k]))
+			if (!vocab_nav_keysym(a->keys[k]))
 				return 0;
 			nav = 1;
 		}

@@ -8,15 +8,15 @@
  * consumer is told (on_data) when bytes, the end or a break arrived.  A
  * task on either side may wait instead of using a hook.
  */
-#ifndef CONTROLLER_XFER_H
-#define CONTROLLER_XFER_H
+#ifndef CONTROLLER_BYTEPIPE_H
+#define CONTROLLER_BYTEPIPE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "task.h"
 
-struct xfer {
+struct bytepipe {
 	uint8_t		*buf;		/* ring, allocated on first put */
 	size_t		 cap, head, len;
 	size_t		 high, low;
@@ -31,30 +31,30 @@ struct xfer {
 };
 
 /* An empty pipe; low water is half of high. */
-void	xfer_init(struct xfer *x, size_t high);
+void	bytepipe_init(struct bytepipe *x, size_t high);
 /* Free the buffer; nobody may wait on x any more. */
-void	xfer_release(struct xfer *x);
-size_t	xfer_len(const struct xfer *x);
+void	bytepipe_release(struct bytepipe *x);
+size_t	bytepipe_len(const struct bytepipe *x);
 /* At or above high water: the producer should pause. */
-int	xfer_full(const struct xfer *x);
+int	bytepipe_full(const struct bytepipe *x);
 /*
  * Append n bytes (the ring grows past high water when it must: the
  * producer may have bytes in hand when it learns the pipe is full).
  * Ignored once the pipe ended or broke.
  */
-void	xfer_put(struct xfer *x, const void *p, size_t n);
+void	bytepipe_put(struct bytepipe *x, const void *p, size_t n);
 /* Take up to max bytes; 0 when empty. */
-size_t	xfer_get(struct xfer *x, void *p, size_t max);
-void	xfer_end(struct xfer *x);
+size_t	bytepipe_get(struct bytepipe *x, void *p, size_t max);
+void	bytepipe_end(struct bytepipe *x);
 /* A side left: nothing more moves; waiters and hooks are told. */
-void	xfer_break(struct xfer *x, int code);
+void	bytepipe_break(struct bytepipe *x, int code);
 /* Drained: empty and ended or broken. */
-int	xfer_drained(const struct xfer *x);
+int	bytepipe_drained(const struct bytepipe *x);
 /*
  * Task waits: until the pipe is below low water (room), or holds bytes
  * or is drained (data).  0, ERR_TIMEOUT, or the break's code.
  */
-int	xfer_wait_room(struct xfer *x, int64_t timeout_ms);
-int	xfer_wait_data(struct xfer *x, int64_t timeout_ms);
+int	bytepipe_wait_room(struct bytepipe *x, int64_t timeout_ms);
+int	bytepipe_wait_data(struct bytepipe *x, int64_t timeout_ms);
 
 #endif

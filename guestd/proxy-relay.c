@@ -3,12 +3,12 @@
  * to 127.0.0.1:<port>, we forward each request or CONNECT tunnel to the
  * upstream proxy with "Proxy-Authorization: Basic ..." added.
  *
- * A connection reads the request head (at most RELAY_MAX_HEAD bytes),
+ * A connection reads the request head (at most PROXY_RELAY_MAX_HEAD bytes),
  * rewrites it (our Proxy-Authorization replaces any the client sent; hop
  * headers go; a plain request gets "Connection: close" so every request
  * starts a new upstream connection and carries the credentials), connects
  * upstream and from then on only copies bytes.  Each direction has one
- * RELAY_BUF buffer; a side stops being read while the buffer towards the
+ * PROXY_RELAY_BUF buffer; a side stops being read while the buffer towards the
  * other is full (backpressure), so memory per connection is fixed.
  *
  * The upstream host is resolved once, off the loop (getaddrinfo blocks),
@@ -48,29 +48,29 @@
 #include "err.h"
 #include "log.h"
 #include "loop.h"
-#include "relay.h"
+#include "proxy-relay.h"
 #include "xmalloc.h"
 
-#define RELAY_MAX_CONNS	256
+#define PROXY_RELAY_MAX_CONNS	256
 
-enum relay_cstate { RC_HEAD, RC_WAIT_DNS, RC_CONNECTING, RC_PIPE };
+enum proxy_relay_cstate { RC_HEAD, RC_WAIT_DNS, RC_CONNECTING, RC_PIPE };
 
-struct relay_buf {
-	uint8_t	data[RELAY_BUF];
+struct proxy_relay_buf {
+	uint8_t	data[PROXY_RELAY_BUF];
 	size_t	off, len;
 };
 
-struct relay_conn {
-	struct relay		*r;
-	enum relay_cstate	 state;
+struct proxy_relay_conn {
+	struct proxy_relay		*r;
+	enum proxy_relay_cstate	 state;
 	struct loop_fd		*cl, *up;
-	struct relay_buf	 to_up, to_cl;
+	struct proxy_relay_buf	 to_up, to_cl;
 	int			 cl_eof, up_eof;	/* read side ended */
 	int			 cl_shut, up_shut;	/* we shut its write */
-	struct relay_conn	*next;
+	struct proxy_relay_conn	*next;
 };
 
-struct relay {
+struct proxy_relay {
 	struct loop_fd		*lf;
 	int			 port;
 	char			 host[256];
@@ -82,19 +82,19 @@ struct relay {
 	pid_t			 holder;	/* held the last accepted peer */
 	uint64_t		 refused;
 	char			*auth;		/* whole header line, or NULL */
-	struct relay_conn	*conns;
+	struct proxy_relay_conn	*conns;
 	unsigned		 nconns;
 	uint64_t		 requests;
 };
 
-static void	relay_cl_cb(struct loop_fd *, int, void *);
-static void	relay_up_cb(struct loop_fd *, int, void *);
-static void	relay_connect(struct relay_conn *);
+static void	proxy_relay_cl_cb(struct loop_fd *, int, void *);
+static void	proxy_relay_up_cb(struct loop_fd *, int, void *);
+static void	proxy_relay_connect(struct proxy_relay_conn *);
 
 /* ---- small pure helpers ---------------------------------------------------- */
 
 int
-relay_parse_url(const char *url, char *host, size_t hostlen, int *port)
+proxy_relay_parse_url(const char *url, char *host, size_t hostlen, int *port)
 {
 	const char	*p, *colon, *end;
 	char		*ep;
@@ -124,7 +124,7 @@ relay_parse_url(const char *url, char *host, size_t hostlen, int *port)
 }
 
 int
-relay_port_for(const char *profile)
+proxy_relay_port_for(const char *profile)
 {
 	uint64_t	h = 0xcbf29ce484222325ULL;
 	const char	*p;
@@ -133,11 +133,11 @@ relay_port_for(const char *profile)
 		h ^= (unsigned char)*p;
 		h *= 0x100000001b3ULL;
 	}
-	return RELAY_PORT_BASE + (int)(h % RELAY_PORT_SPAN);
+	return PROXY_RELAY_PORT_BASE + (int)(h % PROXY_RELAY_PORT_SPAN);
 }
 
 static char *
-relay_basic(const char *user, const char *pass)
+proxy_relay_basic(const char *user, const char *pass)
 {
 	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	    "abcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -183,7 +183,7 @@ relay_basic(const char *user, const char *pass)
  * prints them: the raw 32-bit value in hex, ports in host order).
  */
 static int
-relay_peer_socket(const struct sockaddr_in *peer, const struct sockaddr_in *us,
+proxy_relay_peer_socket(const struct sockaddr_in *peer, const struct sockaddr_in *us,
     uid_t *uid, unsigned long *inode)
 {
 	char		 line[512];
@@ -212,7 +212,7 @@ relay_peer_socket(const struct sockaddr_in *peer, const struct sockaddr_in *us,
 
 /* Does process pid hold the socket with this inode? */
 static int
-relay_pid_holds(pid_t pid, unsigned long inode)
+proxy_relay_pid_holds(pid_t pid, unsigned long inode)
 {
 	char		 path[64], want[64], link[64];
 	struct dirent	*e;
@@ -240,7 +240,7 @@ relay_pid_holds(pid_t pid, unsigned long inode)
 
 /* Parent of pid from /proc/pid/stat (after the command's ")"), or -1. */
 static pid_t
-relay_ppid(const char *pid)
+proxy_relay_ppid(const char *pid)
 {
 	char	 path[300], buf[512], *p;
 	ssize_t	 n;
@@ -263,7 +263,7 @@ relay_ppid(const char *pid)
 
 /* Is pid owner or a descendant of it (its parents, walked up)? */
 static int
-relay_descends(pid_t pid, pid_t owner)
+proxy_relay_descends(pid_t pid, pid_t owner)
 {
 	char	 s[24];
 	int	 depth;
@@ -272,7 +272,7 @@ relay_descends(pid_t pid, pid_t owner)
 		if (pid == owner)
 			return 1;
 		snprintf(s, sizeof s, "%ld", (long)pid);
-		pid = relay_ppid(s);
+		pid = proxy_relay_ppid(s);
 	}
 	return 0;
 }
@@ -284,7 +284,7 @@ relay_descends(pid_t pid, pid_t owner)
  * their children in /proc), and the marked ones searched.
  */
 static int
-relay_tree_holds(pid_t owner, unsigned long inode, pid_t *holder)
+proxy_relay_tree_holds(pid_t owner, unsigned long inode, pid_t *holder)
 {
 	struct proc { pid_t pid, ppid; int in; } *v = NULL;
 	struct dirent	*e;
@@ -305,7 +305,7 @@ relay_tree_holds(pid_t owner, unsigned long inode, pid_t *holder)
 			v = xrealloc(v, cap * sizeof *v);
 		}
 		v[n].pid = (pid_t)atol(e->d_name);
-		v[n].ppid = relay_ppid(e->d_name);
+		v[n].ppid = proxy_relay_ppid(e->d_name);
 		v[n].in = v[n].pid == owner;
 		n++;
 	}
@@ -323,7 +323,7 @@ relay_tree_holds(pid_t owner, unsigned long inode, pid_t *holder)
 		}
 	} while (grew);
 	for (i = 0; i < n && !hit; i++)
-		if (v[i].in && (hit = relay_pid_holds(v[i].pid, inode)))
+		if (v[i].in && (hit = proxy_relay_pid_holds(v[i].pid, inode)))
 			*holder = v[i].pid;
 	free(v);
 	return hit;
@@ -331,7 +331,7 @@ relay_tree_holds(pid_t owner, unsigned long inode, pid_t *holder)
 
 /* May the peer of fd use the relay?  Only the bot's browser may. */
 static int
-relay_peer_ok(struct relay *r, int fd)
+proxy_relay_peer_ok(struct proxy_relay *r, int fd)
 {
 	struct sockaddr_in	 peer, us;
 	socklen_t		 pl = sizeof peer, ul = sizeof us;
@@ -343,7 +343,7 @@ relay_peer_ok(struct relay *r, int fd)
 	    getpeername(fd, (struct sockaddr *)&peer, &pl) != 0 ||
 	    getsockname(fd, (struct sockaddr *)&us, &ul) != 0 ||
 	    peer.sin_family != AF_INET ||
-	    !relay_peer_socket(&peer, &us, &uid, &inode) || inode == 0)
+	    !proxy_relay_peer_socket(&peer, &us, &uid, &inode) || inode == 0)
 		goto refuse;
 	if (uid != getuid())
 		goto refuse;
@@ -353,10 +353,10 @@ relay_peer_ok(struct relay *r, int fd)
 	 * look there first, its ancestry checked again since its pid may
 	 * have gone to another process of our uid; else walk the tree.
 	 */
-	if (r->holder <= 0 || !relay_pid_holds(r->holder, inode) ||
-	    !relay_descends(r->holder, r->owner)) {
+	if (r->holder <= 0 || !proxy_relay_pid_holds(r->holder, inode) ||
+	    !proxy_relay_descends(r->holder, r->owner)) {
 		r->holder = 0;
-		if (!relay_tree_holds(r->owner, inode, &r->holder))
+		if (!proxy_relay_tree_holds(r->owner, inode, &r->holder))
 			goto refuse;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -375,9 +375,9 @@ refuse:
 /* ---- connections ----------------------------------------------------------- */
 
 static void
-relay_conn_free(struct relay_conn *rc)
+proxy_relay_conn_free(struct proxy_relay_conn *rc)
 {
-	struct relay_conn	**pp;
+	struct proxy_relay_conn	**pp;
 
 	for (pp = &rc->r->conns; *pp != NULL; pp = &(*pp)->next) {
 		if (*pp == rc) {
@@ -395,12 +395,12 @@ relay_conn_free(struct relay_conn *rc)
 
 /* Answer the client with a short error and close after it. */
 static void
-relay_conn_error(struct relay_conn *rc, const char *status)
+proxy_relay_conn_error(struct proxy_relay_conn *rc, const char *status)
 {
 	int	n;
 
 	if (rc->cl == NULL) {
-		relay_conn_free(rc);
+		proxy_relay_conn_free(rc);
 		return;
 	}
 	n = snprintf((char *)rc->to_cl.data, sizeof rc->to_cl.data,
@@ -420,7 +420,7 @@ relay_conn_error(struct relay_conn *rc, const char *status)
 
 /* Write what b holds to lf; 0, or -1 on a dead peer. */
 static int
-relay_flush(struct relay_buf *b, struct loop_fd *lf)
+proxy_relay_flush(struct proxy_relay_buf *b, struct loop_fd *lf)
 {
 	ssize_t	n;
 
@@ -444,7 +444,7 @@ relay_flush(struct relay_buf *b, struct loop_fd *lf)
 
 /* Read from lf into b while there is room; *eof when the peer closed. */
 static int
-relay_fill(struct relay_buf *b, struct loop_fd *lf, int *eof)
+proxy_relay_fill(struct proxy_relay_buf *b, struct loop_fd *lf, int *eof)
 {
 	ssize_t	n;
 
@@ -475,13 +475,13 @@ relay_fill(struct relay_buf *b, struct loop_fd *lf, int *eof)
  * once both sides ended and everything was delivered.
  */
 static void
-relay_pump(struct relay_conn *rc)
+proxy_relay_pump(struct proxy_relay_conn *rc)
 {
 	if (rc->state != RC_PIPE)
 		return;
-	if (rc->up != NULL && relay_flush(&rc->to_up, rc->up) != 0)
+	if (rc->up != NULL && proxy_relay_flush(&rc->to_up, rc->up) != 0)
 		goto dead;
-	if (rc->cl != NULL && relay_flush(&rc->to_cl, rc->cl) != 0)
+	if (rc->cl != NULL && proxy_relay_flush(&rc->to_cl, rc->cl) != 0)
 		goto dead;
 	/* Resume reading a side whose target buffer has room again. */
 	if (rc->cl != NULL && !rc->cl_eof)
@@ -505,12 +505,12 @@ relay_pump(struct relay_conn *rc)
 		goto dead;
 	return;
 dead:
-	relay_conn_free(rc);
+	proxy_relay_conn_free(rc);
 }
 
 /* Header names that must not pass (ours or hop-by-hop). */
 static int
-relay_drop_header(const char *line, size_t n)
+proxy_relay_drop_header(const char *line, size_t n)
 {
 	static const char *const drop[] = { "proxy-authorization:",
 	    "proxy-connection:", "connection:", "keep-alive:", NULL };
@@ -529,9 +529,9 @@ relay_drop_header(const char *line, size_t n)
  * (into a scratch copy) and connect.  Bad requests get 400.
  */
 static void
-relay_head(struct relay_conn *rc, size_t headlen)
+proxy_relay_head(struct proxy_relay_conn *rc, size_t headlen)
 {
-	struct relay	*r = rc->r;
+	struct proxy_relay	*r = rc->r;
 	char		*head, *out, *line, *nl, *sp;
 	size_t		 rest, o = 0, cap, n;
 	int		 connect_req;
@@ -544,13 +544,13 @@ relay_head(struct relay_conn *rc, size_t headlen)
 	nl = strstr(head, "\r\n");
 	sp = strchr(head, ' ');
 	if (nl == NULL || sp == NULL || sp > nl) {
-		relay_conn_error(rc, "400 Bad Request");
+		proxy_relay_conn_error(rc, "400 Bad Request");
 		goto out;
 	}
 	connect_req = (size_t)(sp - head) == 7 && strncmp(head, "CONNECT", 7) ==
 	    0;
 	if (!connect_req && strncasecmp(sp + 1, "http://", 7) != 0) {
-		relay_conn_error(rc, "400 Bad Request");
+		proxy_relay_conn_error(rc, "400 Bad Request");
 		goto out;
 	}
 	n = (size_t)(nl - head) + 2;
@@ -559,7 +559,7 @@ relay_head(struct relay_conn *rc, size_t headlen)
 	for (line = nl + 2; (nl = strstr(line, "\r\n")) != NULL &&
 	    nl != line; line = nl + 2) {
 		n = (size_t)(nl - line) + 2;
-		if (relay_drop_header(line, n))
+		if (proxy_relay_drop_header(line, n))
 			continue;
 		memcpy(out + o, line, n);
 		o += n;
@@ -575,7 +575,7 @@ relay_head(struct relay_conn *rc, size_t headlen)
 	memcpy(out + o, "\r\n", 2);
 	o += 2;
 	if (o + rest > sizeof rc->to_up.data) {
-		relay_conn_error(rc, "431 Request Header Fields Too Large");
+		proxy_relay_conn_error(rc, "431 Request Header Fields Too Large");
 		goto out;
 	}
 	memmove(rc->to_up.data + o, rc->to_up.data + headlen, rest);
@@ -589,7 +589,7 @@ relay_head(struct relay_conn *rc, size_t headlen)
 	if (r->resolved == 0)
 		rc->state = RC_WAIT_DNS;
 	else
-		relay_connect(rc);
+		proxy_relay_connect(rc);
 out:
 	explicit_bzero(out, cap);
 	free(out);
@@ -598,29 +598,29 @@ out:
 }
 
 static void
-relay_connect(struct relay_conn *rc)
+proxy_relay_connect(struct proxy_relay_conn *rc)
 {
 	int	fd, one = 1;
 
 	if (rc->r->resolved < 0) {
-		relay_conn_error(rc, "502 Bad Gateway");
+		proxy_relay_conn_error(rc, "502 Bad Gateway");
 		return;
 	}
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd == -1) {
-		relay_conn_error(rc, "502 Bad Gateway");
+		proxy_relay_conn_error(rc, "502 Bad Gateway");
 		return;
 	}
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	if (connect(fd, (struct sockaddr *)&rc->r->up, sizeof rc->r->up) ==
 	    -1 && errno != EINPROGRESS) {
 		close(fd);
-		relay_conn_error(rc, "502 Bad Gateway");
+		proxy_relay_conn_error(rc, "502 Bad Gateway");
 		return;
 	}
 	rc->state = RC_CONNECTING;
-	if ((rc->up = loop_fd_add(fd, relay_up_cb, rc)) == NULL) {
-		relay_conn_error(rc, "502 Bad Gateway");
+	if ((rc->up = loop_fd_add(fd, proxy_relay_up_cb, rc)) == NULL) {
+		proxy_relay_conn_error(rc, "502 Bad Gateway");
 		return;
 	}
 	loop_fd_want_read(rc->up, 0);
@@ -628,9 +628,9 @@ relay_connect(struct relay_conn *rc)
 }
 
 static void
-relay_cl_cb(struct loop_fd *lf, int events, void *arg)
+proxy_relay_cl_cb(struct loop_fd *lf, int events, void *arg)
 {
-	struct relay_conn	*rc = arg;
+	struct proxy_relay_conn	*rc = arg;
 	uint8_t			*end;
 	int			 eof = 0;
 
@@ -638,7 +638,7 @@ relay_cl_cb(struct loop_fd *lf, int events, void *arg)
 		rc->cl = lf;	/* still valid during this call */
 	if (events & (LOOP_READ | LOOP_HUP)) {
 		if (rc->state == RC_HEAD || rc->state == RC_PIPE) {
-			if (relay_fill(&rc->to_up, lf, &eof) != 0)
+			if (proxy_relay_fill(&rc->to_up, lf, &eof) != 0)
 				eof = 1;
 		}
 		if (eof)
@@ -647,43 +647,43 @@ relay_cl_cb(struct loop_fd *lf, int events, void *arg)
 	if (rc->state == RC_HEAD) {
 		end = memmem(rc->to_up.data, rc->to_up.len, "\r\n\r\n", 4);
 		if (end != NULL && (size_t)(end - rc->to_up.data) + 4 <=
-		    RELAY_MAX_HEAD) {
+		    PROXY_RELAY_MAX_HEAD) {
 			if (events & LOOP_HUP)
 				rc->cl = NULL;
-			relay_head(rc, (size_t)(end - rc->to_up.data) + 4);
+			proxy_relay_head(rc, (size_t)(end - rc->to_up.data) + 4);
 			return;
 		}
-		if (rc->to_up.len >= RELAY_MAX_HEAD || eof) {
+		if (rc->to_up.len >= PROXY_RELAY_MAX_HEAD || eof) {
 			if (events & LOOP_HUP)
 				rc->cl = NULL;
 			if (eof) {
-				relay_conn_free(rc);
+				proxy_relay_conn_free(rc);
 				return;
 			}
-			relay_conn_error(rc,
+			proxy_relay_conn_error(rc,
 			    "431 Request Header Fields Too Large");
 			return;
 		}
 		if (events & LOOP_HUP) {
 			rc->cl = NULL;
-			relay_conn_free(rc);
+			proxy_relay_conn_free(rc);
 		}
 		return;
 	}
 	if (events & LOOP_HUP) {
 		/* Flush what we can now; the fd goes after this call. */
-		relay_flush(&rc->to_cl, lf);
+		proxy_relay_flush(&rc->to_cl, lf);
 		rc->cl = NULL;
 		rc->cl_eof = 1;
 		rc->to_cl.len = rc->to_cl.off = 0;
 	}
-	relay_pump(rc);
+	proxy_relay_pump(rc);
 }
 
 static void
-relay_up_cb(struct loop_fd *lf, int events, void *arg)
+proxy_relay_up_cb(struct loop_fd *lf, int events, void *arg)
 {
-	struct relay_conn	*rc = arg;
+	struct proxy_relay_conn	*rc = arg;
 	socklen_t		 sl = sizeof(int);
 	int			 eof = 0, soerr = 0;
 
@@ -692,7 +692,7 @@ relay_up_cb(struct loop_fd *lf, int events, void *arg)
 		    &sl) == -1 || soerr != 0) {
 			if (events & LOOP_HUP)
 				rc->up = NULL;
-			relay_conn_error(rc, "502 Bad Gateway");
+			proxy_relay_conn_error(rc, "502 Bad Gateway");
 			return;
 		}
 		rc->state = RC_PIPE;
@@ -701,25 +701,25 @@ relay_up_cb(struct loop_fd *lf, int events, void *arg)
 			loop_fd_want_read(rc->cl, 1);
 	}
 	if (events & (LOOP_READ | LOOP_HUP)) {
-		if (relay_fill(&rc->to_cl, lf, &eof) != 0)
+		if (proxy_relay_fill(&rc->to_cl, lf, &eof) != 0)
 			eof = 1;
 		if (eof)
 			rc->up_eof = 1;
 	}
 	if (events & LOOP_HUP) {
-		relay_flush(&rc->to_up, lf);
+		proxy_relay_flush(&rc->to_up, lf);
 		rc->up = NULL;
 		rc->up_eof = 1;
 		rc->to_up.len = rc->to_up.off = 0;
 	}
-	relay_pump(rc);
+	proxy_relay_pump(rc);
 }
 
 static void
-relay_accept_cb(struct loop_fd *lf, int events, void *arg)
+proxy_relay_accept_cb(struct loop_fd *lf, int events, void *arg)
 {
-	struct relay		*r = arg;
-	struct relay_conn	*rc;
+	struct proxy_relay		*r = arg;
+	struct proxy_relay_conn	*rc;
 	int			 fd;
 
 	if (events & LOOP_HUP) {
@@ -731,11 +731,11 @@ relay_accept_cb(struct loop_fd *lf, int events, void *arg)
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd == -1)
 			return;
-		if (r->nconns >= RELAY_MAX_CONNS) {
+		if (r->nconns >= PROXY_RELAY_MAX_CONNS) {
 			close(fd);
 			continue;
 		}
-		if (!relay_peer_ok(r, fd)) {
+		if (!proxy_relay_peer_ok(r, fd)) {
 			static const char no[] = "HTTP/1.1 403 Forbidden\r\n"
 			    "Content-Length: 0\r\nConnection: close\r\n\r\n";
 
@@ -746,7 +746,7 @@ relay_accept_cb(struct loop_fd *lf, int events, void *arg)
 		rc = xcalloc(1, sizeof *rc);
 		rc->r = r;
 		rc->state = RC_HEAD;
-		if ((rc->cl = loop_fd_add(fd, relay_cl_cb, rc)) == NULL) {
+		if ((rc->cl = loop_fd_add(fd, proxy_relay_cl_cb, rc)) == NULL) {
 			free(rc);
 			continue;
 		}
@@ -758,28 +758,28 @@ relay_accept_cb(struct loop_fd *lf, int events, void *arg)
 
 /* ---- resolving ------------------------------------------------------------- */
 
-struct relay_dns {
-	struct relay		*r;
+struct proxy_relay_dns {
+	struct proxy_relay		*r;
 	char			 host[256];
 	int			 port;
 	int			 ok;
 	struct sockaddr_in	 sin;
 };
 
-static struct relay_dns	*relay_dns_pending[64];
+static struct proxy_relay_dns	*proxy_relay_dns_pending[64];
 
 static void
-relay_dns_done(void *arg)
+proxy_relay_dns_done(void *arg)
 {
-	struct relay_dns	*q = arg;
-	struct relay		*r = q->r;
-	struct relay_conn	*rc, *next;
+	struct proxy_relay_dns	*q = arg;
+	struct proxy_relay		*r = q->r;
+	struct proxy_relay_conn	*rc, *next;
 	size_t			 i;
 
-	for (i = 0; i < sizeof relay_dns_pending / sizeof
-	    relay_dns_pending[0]; i++) {
-		if (relay_dns_pending[i] == q)
-			relay_dns_pending[i] = NULL;
+	for (i = 0; i < sizeof proxy_relay_dns_pending / sizeof
+	    proxy_relay_dns_pending[0]; i++) {
+		if (proxy_relay_dns_pending[i] == q)
+			proxy_relay_dns_pending[i] = NULL;
 	}
 	if (r != NULL) {
 		r->resolved = q->ok ? 1 : -1;
@@ -790,16 +790,16 @@ relay_dns_done(void *arg)
 		for (rc = r->conns; rc != NULL; rc = next) {
 			next = rc->next;
 			if (rc->state == RC_WAIT_DNS)
-				relay_connect(rc);
+				proxy_relay_connect(rc);
 		}
 	}
 	free(q);
 }
 
 static void *
-relay_dns_thread(void *arg)
+proxy_relay_dns_thread(void *arg)
 {
-	struct relay_dns	*q = arg;
+	struct proxy_relay_dns	*q = arg;
 	struct addrinfo		 hints, *res = NULL;
 
 	memset(&hints, 0, sizeof hints);
@@ -812,14 +812,14 @@ relay_dns_thread(void *arg)
 	}
 	if (res != NULL)
 		freeaddrinfo(res);
-	loop_post(relay_dns_done, q);
+	loop_post(proxy_relay_dns_done, q);
 	return NULL;
 }
 
 static void
-relay_resolve(struct relay *r)
+proxy_relay_resolve(struct proxy_relay *r)
 {
-	struct relay_dns	*q;
+	struct proxy_relay_dns	*q;
 	pthread_attr_t		 attr;
 	pthread_t		 t;
 	size_t			 i;
@@ -835,19 +835,19 @@ relay_resolve(struct relay *r)
 	q->r = r;
 	q->port = r->upport;
 	snprintf(q->host, sizeof q->host, "%s", r->host);
-	for (i = 0; i < sizeof relay_dns_pending / sizeof
-	    relay_dns_pending[0]; i++) {
-		if (relay_dns_pending[i] == NULL) {
-			relay_dns_pending[i] = q;
+	for (i = 0; i < sizeof proxy_relay_dns_pending / sizeof
+	    proxy_relay_dns_pending[0]; i++) {
+		if (proxy_relay_dns_pending[i] == NULL) {
+			proxy_relay_dns_pending[i] = q;
 			break;
 		}
 	}
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (i == sizeof relay_dns_pending / sizeof relay_dns_pending[0] ||
-	    pthread_create(&t, &attr, relay_dns_thread, q) != 0) {
-		if (i < sizeof relay_dns_pending / sizeof relay_dns_pending[0])
-			relay_dns_pending[i] = NULL;
+	if (i == sizeof proxy_relay_dns_pending / sizeof proxy_relay_dns_pending[0] ||
+	    pthread_create(&t, &attr, proxy_relay_dns_thread, q) != 0) {
+		if (i < sizeof proxy_relay_dns_pending / sizeof proxy_relay_dns_pending[0])
+			proxy_relay_dns_pending[i] = NULL;
 		free(q);
 		r->resolved = -1;
 	}
@@ -857,7 +857,7 @@ relay_resolve(struct relay *r)
 /* ---- public ---------------------------------------------------------------- */
 
 static int
-relay_listen(int port)
+proxy_relay_listen(int port)
 {
 	struct sockaddr_in	sin;
 	int			fd, one = 1;
@@ -879,37 +879,37 @@ relay_listen(int port)
 }
 
 int
-relay_start(const char *profile, const char *url, const char *user,
-    const char *pass, struct relay **out, int *port)
+proxy_relay_start(const char *profile, const char *url, const char *user,
+    const char *pass, struct proxy_relay **out, int *port)
 {
-	struct relay	*r;
+	struct proxy_relay	*r;
 	int		 fd = -1, base, i;
 
 	*out = NULL;
 	*port = 0;
 	r = xcalloc(1, sizeof *r);
-	if (relay_parse_url(url, r->host, sizeof r->host, &r->upport) != 0) {
+	if (proxy_relay_parse_url(url, r->host, sizeof r->host, &r->upport) != 0) {
 		free(r);
 		return ERR_BAD_REQUEST;
 	}
-	base = relay_port_for(profile);
-	for (i = 0; i < RELAY_PORT_TRIES; i++) {
-		r->port = RELAY_PORT_BASE + (base - RELAY_PORT_BASE + i) %
-		    RELAY_PORT_SPAN;
-		if ((fd = relay_listen(r->port)) != -1)
+	base = proxy_relay_port_for(profile);
+	for (i = 0; i < PROXY_RELAY_PORT_TRIES; i++) {
+		r->port = PROXY_RELAY_PORT_BASE + (base - PROXY_RELAY_PORT_BASE + i) %
+		    PROXY_RELAY_PORT_SPAN;
+		if ((fd = proxy_relay_listen(r->port)) != -1)
 			break;
 	}
 	if (fd == -1) {
 		free(r);
 		return ERR_BUSY;
 	}
-	if ((r->lf = loop_fd_add(fd, relay_accept_cb, r)) == NULL) {
+	if ((r->lf = loop_fd_add(fd, proxy_relay_accept_cb, r)) == NULL) {
 		free(r);
 		return ERR_INTERNAL;
 	}
 	if (user != NULL || pass != NULL)
-		r->auth = relay_basic(user, pass);
-	relay_resolve(r);
+		r->auth = proxy_relay_basic(user, pass);
+	proxy_relay_resolve(r);
 	/* Whether a login is added, never which: "auth=" would be masked. */
 	log_info("relay.start", "port=%d upstream_port=%d with_login=%d",
 	    r->port, r->upport, r->auth != NULL);
@@ -919,21 +919,21 @@ relay_start(const char *profile, const char *url, const char *user,
 }
 
 void
-relay_stop(struct relay *r)
+proxy_relay_stop(struct proxy_relay *r)
 {
 	size_t	i;
 
 	if (r == NULL)
 		return;
 	while (r->conns != NULL)
-		relay_conn_free(r->conns);
+		proxy_relay_conn_free(r->conns);
 	loop_fd_close(r->lf);
 	/* A resolver still running must not touch r when it answers. */
-	for (i = 0; i < sizeof relay_dns_pending / sizeof
-	    relay_dns_pending[0]; i++) {
-		if (relay_dns_pending[i] != NULL &&
-		    relay_dns_pending[i]->r == r)
-			relay_dns_pending[i]->r = NULL;
+	for (i = 0; i < sizeof proxy_relay_dns_pending / sizeof
+	    proxy_relay_dns_pending[0]; i++) {
+		if (proxy_relay_dns_pending[i] != NULL &&
+		    proxy_relay_dns_pending[i]->r == r)
+			proxy_relay_dns_pending[i]->r = NULL;
 	}
 	if (r->auth != NULL) {
 		explicit_bzero(r->auth, strlen(r->auth));
@@ -945,7 +945,7 @@ relay_stop(struct relay *r)
 }
 
 void
-relay_set_owner(struct relay *r, pid_t pid)
+proxy_relay_set_owner(struct proxy_relay *r, pid_t pid)
 {
 	if (r != NULL) {
 		r->owner = pid;
@@ -954,13 +954,13 @@ relay_set_owner(struct relay *r, pid_t pid)
 }
 
 uint64_t
-relay_refused(const struct relay *r)
+proxy_relay_refused(const struct proxy_relay *r)
 {
 	return r != NULL ? r->refused : 0;
 }
 
 uint64_t
-relay_requests(const struct relay *r)
+proxy_relay_requests(const struct proxy_relay *r)
 {
 	return r != NULL ? r->requests : 0;
 }
