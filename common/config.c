@@ -3,7 +3,7 @@
  * states each setting once.  Precedence: a flag beats its environment
  * variable, which beats the default the caller stored in *dst.  Errors
  * name the flag or variable; a value is quoted back only when its name
- * does not look secret (SPEC X-5).
+ * does not look secret (doc/DESIGN.md X-5).
  *
  * For CONFIG_INT and CONFIG_SIZE, min == max == 0 means "no bounds".
  */

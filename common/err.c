@@ -1,7 +1,8 @@
 /*
- * Stable error codes and their sentences (SPEC X-6).  The table is indexed
- * by -code so err_name() and err_message() are a bounds check and a load;
- * names never change once published because clients match on them.
+ * Stable error codes and their sentences (doc/DESIGN.md X-6).  The table
+ * is indexed by -code so err_name() and err_message() are a bounds check
+ * and a load; names never change once published because clients match on
+ * them.
  */
 #include <errno.h>
 #include <stdarg.h>

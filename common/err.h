@@ -1,5 +1,5 @@
 /*
- * Stable error codes (SPEC X-6).  Every error a client can see has a
+ * Stable error codes (doc/DESIGN.md X-6).  Every error a client can see has a
  * machine-readable name that never changes and a human sentence.  Codes are
  * negative ints so functions can return them directly; 0 is success.
  * Add new codes at the end of the table in err.c, never renumber.

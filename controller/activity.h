@@ -1,6 +1,6 @@
 /*
- * Activity (SPEC G-30): one computer.command event per mutating tool call,
- * its text redacted (X-5) before it is stored.  Read-only tools
+ * Activity (doc/DESIGN.md G-30): one computer.command event per mutating tool
+ * call, its text redacted (X-5) before it is stored.  Read-only tools
  * (read_file, list_files, observe) record nothing.
  */
 #ifndef CONTROLLER_ACTIVITY_H

@@ -1,6 +1,6 @@
 /*
- * The tools resource of the API (api.h, SPEC C-4): the list of tools and
- * a call of one (tool.h).  A call names its computer and bot; before the
+ * The tools resource of the API (api.h, doc/DESIGN.md C-4): the list of tools
+ * and a call of one (tool.h).  A call names its computer and bot; before the
  * tool reaches guestd it gets the bot's execution lease (TOOL_LEASE) and
  * a running computer (C-6).  A control capability a tool hands out under
  * the caller's lease (TOOL_CONTROL) is recorded so it ends with the lease

@@ -1,6 +1,6 @@
 /*
- * The HTTP/JSON API of rakazoctl serve (SPEC C-1, C-4), independent of the
- * HTTP server: serve.c hands each complete request here (in a task of
+ * The HTTP/JSON API of rakazoctl serve (doc/DESIGN.md C-1, C-4), independent of
+ * the HTTP server: serve.c hands each complete request here (in a task of
  * its own, task.h) and writes back what comes out.  Routes:
  *
  *   GET    /internal/health                   (no auth)

@@ -1,7 +1,7 @@
 /*
  * `rakazoctl guest`: talk to one guestd directly over its control channel
- * (SPEC G-31, C-5), for operators and for tests.  Global options name the
- * guestd and its secret; then one verb from cliguest_verbs[] follows, each
+ * (doc/DESIGN.md G-31, C-5), for operators and for tests.  Global options name
+ * the guestd and its secret; then one verb from cliguest_verbs[] follows, each
  * in its own cli-guest-*.c file and a thin mapping of a command line onto
  * one protocol op.  This file holds what the verbs share (cli-guest.h):
  * connecting, the request shapes, output helpers and the dispatcher.

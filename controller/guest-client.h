@@ -1,6 +1,6 @@
 /*
  * A client of one guestd over its control channel (man/guestd-protocol.7).
- * Used by `rakazoctl guest ...` today and by the controller later.
+ * Used by `rakazoctl guest ...` and by the controller (rakazoctl serve).
  *
  * Standalone (the CLI), the client runs its own libwebsockets client
  * context.  Attached (rakazoctl serve), it lives on the owner's context

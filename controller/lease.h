@@ -1,6 +1,6 @@
 /*
- * Fenced leases (SPEC C-3).  A bot has at most one execution lease (its
- * driver) and at most one control lease (a user's "Take control") at a
+ * Fenced leases (doc/DESIGN.md C-3).  A bot has at most one execution lease
+ * (its driver) and at most one control lease (a user's "Take control") at a
  * time; different bots never contend.  Every grant raises the bot's fence
  * by one and the holder passes that fence to guestd on every mutating call
  * (G-32), so a holder whose lease expired and was granted to someone else

@@ -1,7 +1,8 @@
 /*
- * rakazoctl: the operator's command line (SPEC C-5).  main() only finds the
- * top-level verb in cli_cmds[] and hands it argv; each verb lives in its own
- * cli-*.c file and owns its options, output and exit status.
+ * rakazoctl: the operator's command line (doc/DESIGN.md C-5).  main()
+ * only finds the top-level verb in cli_cmds[] and hands it argv; each verb
+ * lives in its own cli-*.c file and owns its options, output and exit
+ * status.
  */
 #include "autoconf.h"
 

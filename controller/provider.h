@@ -1,6 +1,6 @@
 /*
- * Providers (SPEC P-1, P-2).  Because guestd implements desktop, exec and
- * files the same way everywhere, a provider only supplies the lifecycle
+ * Providers (doc/DESIGN.md P-1, P-2).  Because guestd implements desktop, exec
+ * and files the same way everywhere, a provider only supplies the lifecycle
  * (start or reconnect, stop, destroy, is it alive) and a way to reach its
  * guestd; provider_call() is that way, one control-channel request with an
  * optional upload and download.  SANDBOX_PROVIDER picks the table: local

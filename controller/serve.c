@@ -1,5 +1,5 @@
 /*
- * rakazoctl serve (SPEC C-1): the controller daemon, one thread, one
+ * rakazoctl serve (doc/DESIGN.md C-1): the controller daemon, one thread, one
  * libwebsockets loop.  The loop serves HTTP (bound to loopback by
  * default), reads each request whole (body capped at 1 MiB via
  * LWS_CALLBACK_HTTP_BODY) and runs api_handle() for it as a task
@@ -1226,7 +1226,7 @@ serve_main(int argc, char **argv)
 	info.iface = host;
 	info.protocols = serve_protocols;
 	info.vhost_name = "api";
-	/* MACHINE-NOTES: iface is ignored while IPv6 is on. */
+	/* lws 4.1 ignores an IPv4 iface while IPv6 is on. */
 	info.options = LWS_SERVER_OPTION_DISABLE_IPV6;
 	/* Headers end within this of the connection's opening, or it goes. */
 	info.timeout_secs_ah_idle = (unsigned)((header_ms + 999) / 1000);

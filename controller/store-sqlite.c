@@ -1,5 +1,5 @@
 /*
- * The SQLite backend of the state store (SPEC C-2): one file under
+ * The SQLite backend of the state store (doc/DESIGN.md C-2): one file under
  * DATA_DIR, WAL so readers never block the writer, a busy handler so
  * several rakazoctl processes on one host wait for each other instead of
  * failing (in a task it waits on a loop timer, so the loop keeps serving

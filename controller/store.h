@@ -1,9 +1,10 @@
 /*
- * The controller's state store (SPEC C-2): computers, bots, leases, runs,
- * activity, maintenance operations and home revisions.  Callers see only
- * this interface; store.c dispatches to a backend (store-sqlite.c today,
- * PostgreSQL later) chosen by store_open().  Rows are plain structs with
- * fixed-size strings so callers never manage backend memory.
+ * The controller's state store (doc/DESIGN.md C-2): computers, bots, leases,
+ * runs, activity, maintenance operations and home revisions.  Callers see only
+ * this interface; store.c dispatches to a backend (store-sqlite.c, the
+ * only one: there is no PostgreSQL backend yet) chosen by store_open().
+ * Rows are plain structs with fixed-size strings so callers never manage
+ * backend memory.
  *
  * Read-modify-write sequences (lease grants) run between store_begin() and
  * store_commit(): the backend takes its write lock at begin (SQLite BEGIN

@@ -1,5 +1,5 @@
 /*
- * The computer tools (SPEC C-4), one file per tool (tool-*.c), each
+ * The computer tools (doc/DESIGN.md C-4), one file per tool (tool-*.c), each
  * exporting a struct tool_entry: its name, a sentence, the JSON schema of
  * its arguments, flags and the function.  api-tools.c looks tools up
  * here, takes the bot's execution lease for TOOL_LEASE tools, runs the

@@ -1,6 +1,6 @@
 /*
- * display.act (SPEC G-9 ... G-12): apply an ordered batch of actions to a
- * bot's desktop through xtest.c, on the loop.
+ * display.act (doc/DESIGN.md G-9 ... G-12): apply an ordered batch of actions
+ * to a bot's desktop through xtest.c, on the loop.
  *
  *  display.act {bot, actions:[...], scale?, fence?}   (mutating)
  *    -> {completed, total, frame, cursor?{x,y}, screenshot_requested,

@@ -1,5 +1,5 @@
 /*
- * The bots' browsers (SPEC G-21 ... G-23, G-25).
+ * The bots' browsers (doc/DESIGN.md G-21 ... G-23, G-25).
  *
  * A browser goes OFF -> DISPLAY (its desktop is starting) -> STARTING (the
  * process runs, DevTools not ready) -> RUNNING -> CLOSING -> OFF.  Nothing

@@ -1,5 +1,5 @@
 /*
- * Damage-driven capture of one X display (SPEC G-6).
+ * Damage-driven capture of one X display (doc/DESIGN.md G-6).
  *
  * The framebuffer is an XShm segment the size of the screen: XShmGetImage
  * writes the damaged rows straight into it, so there is no copy.  The

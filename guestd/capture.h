@@ -1,5 +1,5 @@
 /*
- * Damage-driven screen capture of one X display (SPEC G-6).  One Xlib
+ * Damage-driven screen capture of one X display (doc/DESIGN.md G-6).  One Xlib
  * connection per display; a dup of its fd lives in the loop.  XDamage
  * reports the damage's bounding box as it grows
  * (DamageReportBoundingBox); we subtract and XShmGetImage the damaged rows

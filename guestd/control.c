@@ -1,5 +1,5 @@
 /*
- * The control channel (SPEC G-31): one websocket at /control per
+ * The control channel (doc/DESIGN.md G-31): one websocket at /control per
  * controller, authenticated with the per-computer bearer secret.
  *
  * Everything a peer sends is bounded here before anyone parses it: text

@@ -1,8 +1,8 @@
 /*
- * The control channel (SPEC G-31): the /control websocket the controller
- * speaks to.  control.c authenticates, reassembles messages under hard caps,
- * dispatches requests to the op table, queues replies, events and binary
- * frames, and applies backpressure:
+ * The control channel (doc/DESIGN.md G-31): the /control websocket the
+ * controller speaks to.  control.c authenticates, reassembles messages
+ * under hard caps, dispatches requests to the op table, queues replies,
+ * events and binary frames, and applies backpressure:
  *
  *   outbound: producers check control_out_full() and, when it says so,
  *     register with control_stream_pause(); the stream's resume() is called

@@ -1,5 +1,5 @@
 /*
- * The drop-in /v1/desktop control server (SPEC G-33).
+ * The drop-in /v1/desktop control server (doc/DESIGN.md G-33).
  *
  * Today's images run a small HTTP server that spawns xdotool once per
  * step and grabs the screen with another process; controllers written for
@@ -2118,7 +2118,7 @@ deskserver_start(struct lws_context *ctx, const char *host, int port)
 	info.vhost_name = "compat";
 	info.gid = -1;
 	info.uid = -1;
-	/* lws ignores an IPv4 iface while IPv6 is on (MACHINE-NOTES). */
+	/* lws 4.1 ignores an IPv4 iface while IPv6 is on. */
 	if (strchr(host, ':') == NULL)
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
 	if ((deskserver_vh = lws_create_vhost(ctx, &info)) == NULL)

@@ -1,5 +1,5 @@
 /*
- * Desktops: one Xvfb per active bot (SPEC G-1 ... G-5).
+ * Desktops: one Xvfb per active bot (doc/DESIGN.md G-1 ... G-5).
  *
  * A display goes STARTING -> READY -> CLOSING -> gone.  Readiness needs no
  * polling: Xvfb gets "-displayfd 3" and writes its display number to our

@@ -1,6 +1,6 @@
 /*
- * Commands (SPEC G-26, X-1, X-4, X-5).  exec spawns "bash -c COMMAND" as the
- * workspace user (guestd already runs as that user) in a session of its
+ * Commands (doc/DESIGN.md G-26, X-1, X-4, X-5).  exec spawns "bash -c COMMAND"
+ * as the workspace user (guestd already runs as that user) in a session of its
  * own, so its process group can be signalled as a whole.  The child gets a
  * clean environment and its cwd through fchdir() on a directory opened
  * beneath the workspace root, so a symlink swapped in later cannot move it.

@@ -1,5 +1,5 @@
 /*
- * File operations on the workspace (SPEC G-27).  Every op opens the
+ * File operations on the workspace (doc/DESIGN.md G-27).  Every op opens the
  * workspace root afresh (an import may have swapped the directory), checks
  * the client's path with path_check() and reaches it only through
  * path_open()/path_open_parent(), so nothing outside the root is ever

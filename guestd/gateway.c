@@ -892,7 +892,7 @@ gateway_start(struct lws_context *ctx, const char *host, int port,
 	info.vhost_name = "gateway";
 	info.gid = -1;
 	info.uid = -1;
-	/* lws ignores an IPv4 iface while IPv6 is on (MACHINE-NOTES). */
+	/* lws 4.1 ignores an IPv4 iface while IPv6 is on. */
 	if (strchr(host, ':') == NULL)
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
 	if ((gw_vh = lws_create_vhost(ctx, &info)) == NULL)

@@ -1,5 +1,5 @@
 /*
- * observe (SPEC G-7): screenshots from the capture framebuffer.
+ * observe (doc/DESIGN.md G-7): screenshots from the capture framebuffer.
  *
  * The frame is made current with one round trip (capture_sync_cursor,
  * which also reads the pointer), so a picture drawn before the request is
@@ -11,8 +11,8 @@
  * frames under the control channel's backpressure before the metadata
  * reply.
  *
- * Encoding runs on the loop for now: ~4 ms for JPEG, ~18 ms for a dense
- * PNG at 1280x800.  It belongs on the worker pool once there is one.
+ * Encoding runs on the worker pool (worker-pool.h), off the loop: ~4 ms
+ * for JPEG, ~18 ms for a dense PNG at 1280x800.
  */
 #include "autoconf.h"
 

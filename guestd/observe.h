@@ -1,5 +1,5 @@
 /*
- * observe (SPEC G-7): a screenshot of a bot's desktop from the capture
+ * observe (doc/DESIGN.md G-7): a screenshot of a bot's desktop from the capture
  * framebuffer, as PNG or JPEG, optionally cropped to a region and scaled
  * down to fit a maximum size (aspect kept).
  *

@@ -1,6 +1,6 @@
 /*
- * The per-bot proxy relay (SPEC G-23): Chromium speaks plain HTTP proxy
- * to 127.0.0.1:<port>, we forward each request or CONNECT tunnel to the
+ * The per-bot proxy relay (doc/DESIGN.md G-23): Chromium speaks plain HTTP
+ * proxy to 127.0.0.1:<port>, we forward each request or CONNECT tunnel to the
  * upstream proxy with "Proxy-Authorization: Basic ..." added.
  *
  * A connection reads the request head (at most PROXY_RELAY_MAX_HEAD bytes),

@@ -1,5 +1,5 @@
 /*
- * The debug port (SPEC G-16): a VNC port per display on loopback, for
+ * The debug port (doc/DESIGN.md G-16): a VNC port per display on loopback, for
  * viewers that do not come through the gateway.
  *
  * Debug viewers come over TCP, which libvncserver must not serve itself:

@@ -1,5 +1,5 @@
 /*
- * Workspace export and import (SPEC G-28, X-3): the portable workspace
+ * Workspace export and import (doc/DESIGN.md G-28, X-3): the portable workspace
  * leaves and enters a computer as one tar stream.
  *
  * The archive work blocks (directory walks, libarchive, disk writes), so
@@ -1834,8 +1834,8 @@ ws_export_worker(void *arg)
 	int		 rootfd;
 
 	/*
-	 * SPEC G-25 asks for bot browsers to be quiesced before an export;
-	 * guestd starts no browsers yet, so there is nothing to pause here.
+	 * The bots' browsers were closed before this job was queued
+	 * (workspace_op_export, doc/DESIGN.md G-25): profiles copy whole.
 	 */
 	rootfd = open(guestd.workspace, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC);

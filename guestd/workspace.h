@@ -1,5 +1,5 @@
 /*
- * Workspace export and import (SPEC G-28) with libarchive.
+ * Workspace export and import (doc/DESIGN.md G-28) with libarchive.
  *
  * workspace.export streams a pax tar of directories and regular files as
  * binary frames, leaving out only the temporary cache and lock files inside
