@@ -66,7 +66,7 @@ api_runs_end(struct api_ctx *x, const char **arg)
 	struct store_bot	 b;
 	struct store_home_rev	 h;
 	const char		*outcome;
-	char			 e[JSONX_ERRLEN];
+	char			 e[JSONX_ERRLEN], cause[96];
 	json_t			*res = NULL;
 	int			 r, n = 0, closed = 0, keep, saved;
 
@@ -130,7 +130,8 @@ api_runs_end(struct api_ctx *x, const char **arg)
 	 * C-8: the last run to end saves the shared workspace; a failed
 	 * save is its own event and does not undo the run's end.
 	 */
-	saved = checkpoint_run_end(x, &c, l.id, &h);
+	snprintf(cause, sizeof cause, "run:%.63s/%.16s", l.bot, outcome);
+	saved = checkpoint_run_end(x, &c, cause, &h);
 	res = json_pack("{s:s, s:s, s:s, s:i, s:s}", "lease", l.id, "bot",
 	    l.bot, "outcome", outcome, "revoked", n, "screen", keep ? "kept" :
 	    "closed");

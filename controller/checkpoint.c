@@ -768,7 +768,7 @@ checkpoint_after_start(struct api_ctx *x, struct store_computer *c,
 
 int
 checkpoint_run_end(struct api_ctx *x, struct store_computer *c,
-    const char *lease, struct store_home_rev *out)
+    const char *cause, struct store_home_rev *out)
 {
 	struct errmsg	 e;
 	int64_t		 live;
@@ -782,11 +782,11 @@ checkpoint_run_end(struct api_ctx *x, struct store_computer *c,
 	    &live)) != 0)
 		return r;
 	if (live > 0) {
-		log_info("checkpoint.deferred", "computer=%s run=%s live=%lld",
-		    c->id, lease, (long long)live);
+		log_info("checkpoint.deferred", "computer=%s cause=%s "
+		    "live=%lld", c->id, cause, (long long)live);
 		return 0;
 	}
-	if ((r = checkpoint_save(x, c, lease, out, &e)) != 0)
+	if ((r = checkpoint_save(x, c, cause, out, &e)) != 0)
 		return r;
 	return 1;
 }

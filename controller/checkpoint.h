@@ -25,8 +25,9 @@ struct api_ctx;
 #define RESTORE_EVENT		"computer.restore"
 
 /*
- * Save running c's workspace as a new revision (cause: "stop", "idle",
- * a run's lease id ...).  *out is the new row (revision 0 when the
+ * Save running c's workspace as a new revision (cause: "stopped",
+ * "idle", "run:<bot>/<outcome>", "operator").  A lease id is never a
+ * cause: it authorises calls.  *out is the new row (revision 0 when the
  * provider has no workspace export: nothing to keep).  A failure leaves
  * the previous revision current and whole; CHECKPOINT_FAILED, NO_SPACE,
  * BUSY (the lock) or the provider's code, with a sentence in e.  Both
@@ -57,7 +58,7 @@ int	checkpoint_after_start(struct api_ctx *x, struct store_computer *c,
  * or the idle job, saves instead.  1 saved, 0 deferred, < 0 failed.
  */
 int	checkpoint_run_end(struct api_ctx *x, struct store_computer *c,
-	    const char *lease, struct store_home_rev *out);
+	    const char *cause, struct store_home_rev *out);
 /*
  * The idle job's reservation of c (C-8): fails with LEASE_HELD when a
  * lease is live; while it holds, execution and control leases are

@@ -201,7 +201,7 @@ struct store_home_rev {
 	int64_t	 bytes;			/* archive size */
 	int64_t	 files;			/* entries in the archive */
 	char	 sha256[STORE_SHA256_HEX];	/* of the archive, hex */
-	char	 cause[STORE_ID_MAX];	/* run lease id, stop, idle, ... */
+	char	 cause[96];		/* run:<bot>/<outcome>, stopped, idle ... */
 };
 
 int	 store_home_rev_add(struct store *s, const struct store_home_rev *h);
