@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,21 @@
 /* Held back from guestd until the archive's hash matched: a tar record. */
 #define CKPT_HOLD		10240
 #define CKPT_CHUNK		(64 * 1024)
+
+/*
+ * A test hook: RAKAZO_TEST_CRASH_AT=<step> makes serve kill itself
+ * (SIGKILL, as a power cut would stop it) at that step of a checkpoint,
+ * so tests can prove that no half revision is ever current.  Unset, as
+ * in normal use, it does nothing.
+ */
+static void
+ckpt_test_crash(const char *step)
+{
+	const char	*at = getenv("RAKAZO_TEST_CRASH_AT");
+
+	if (at != NULL && strcmp(at, step) == 0)
+		kill(getpid(), SIGKILL);
+}
 
 /* ---- the per-computer lock ---------------------------------------------- */
 
@@ -441,6 +457,7 @@ checkpoint_save(struct api_ctx *x, struct store_computer *c,
 		goto out;
 	}
 	if (r == 0) {
+		ckpt_test_crash("checkpoint-committed");
 		snprintf(out->cause, sizeof out->cause, "%s", cause);
 		r = ckpt_record(x, hs, out, e);
 	}
