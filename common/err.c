@@ -135,6 +135,16 @@ static const struct err_entry err_table[] = {
 	    "The request needs a Content-Length header." },
 	[-ERR_DISPLAY_MISMATCH] = { "DISPLAY_MISMATCH",
 	    "The command names another display than the request's." },
+	[-ERR_CHECKPOINT_FAILED] = { "CHECKPOINT_FAILED",
+	    "The workspace could not be saved to the home store; the "
+	    "previous revision is unchanged." },
+	[-ERR_RESTORE_FAILED] = { "RESTORE_FAILED",
+	    "The stored workspace could not be restored; the computer's "
+	    "workspace and the home store are unchanged." },
+	[-ERR_NO_REVISION] = { "NO_SUCH_REVISION",
+	    "The home store holds no such revision of this computer." },
+	[-ERR_HOME_STORE] = { "HOME_STORE_ERROR",
+	    "The home store failed." },
 };
 
 /* Unknown codes read as INTERNAL: a client never sees an unnamed error. */

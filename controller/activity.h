@@ -17,6 +17,10 @@
 int	activity_command(struct store *s, const char *computer,
 	    const char *bot, const char *tool, int ok, const char *fmt, ...)
 	    __attribute__((format(printf, 6, 7)));
+/* An event of another kind (computer.checkpoint ...), redacted alike. */
+int	activity_event(struct store *s, const char *kind, const char *computer,
+	    const char *bot, const char *tool, int ok, const char *fmt, ...)
+	    __attribute__((format(printf, 7, 8)));
 /*
  * Long-poll support: every event recorded in this process, and every
  * change another process makes to the state store (serve watches it and

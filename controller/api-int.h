@@ -113,6 +113,14 @@ api_handler	api_runs_end;
 api_handler	api_files_put;
 api_handler	api_files_get;
 
+/* ---- api-homes.c: /v1/computers/{id}/checkpoint|restore|homes -------- */
+
+/* {revision, created_ms, bytes, files} of c's newest revision, or NULL. */
+json_t	*api_homes_latest_json(struct api_ctx *x, const char *computer);
+api_handler	api_homes_checkpoint;
+api_handler	api_homes_restore;
+api_handler	api_homes_list;
+
 /* ---- api-tools.c: /v1/tools[/{tool}] -------------------------------- */
 
 api_handler	api_tools_list;

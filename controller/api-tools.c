@@ -103,6 +103,7 @@ api_tools_call(struct api_ctx *x, const char **arg)
 	t.computer = &c;
 	t.bot = bot;
 	t.args = x->body;
+	t.attach_max = x->a->attach_max;
 	t.prepare = api_tools_prepare;
 	t.prepare_arg = &st;
 	x->err[0] = '\0';

@@ -45,7 +45,7 @@ api_status(int code)
 		return 401;
 	case ERR_PERMISSION:
 		return 403;
-	case ERR_NOT_FOUND: case ERR_UNKNOWN_TOOL:
+	case ERR_NOT_FOUND: case ERR_UNKNOWN_TOOL: case ERR_NO_REVISION:
 		return 404;
 	case ERR_METHOD:
 		return 405;
@@ -64,6 +64,8 @@ api_status(int code)
 		return 502;
 	case ERR_COMPUTERS_DISABLED:
 		return 503;
+	case ERR_NO_SPACE:
+		return 507;
 	default:
 		return 500;
 	}
@@ -264,6 +266,9 @@ static const struct api_route api_routes[] = {
 	{ "DELETE", "/v1/computers/*", api_computers_delete, 0 },
 	{ "POST", "/v1/computers/*/stop", api_computers_stop, 0 },
 	{ "POST", "/v1/computers/*/start", api_computers_start, 0 },
+	{ "POST", "/v1/computers/*/checkpoint", api_homes_checkpoint, 0 },
+	{ "POST", "/v1/computers/*/restore", api_homes_restore, 0 },
+	{ "GET", "/v1/computers/*/homes", api_homes_list, 0 },
 	{ "GET", "/v1/computers/*/activity", api_computers_activity, 0 },
 	{ "GET", "/v1/computers/*/runs", api_runs_list, 0 },
 	{ "POST", "/v1/computers/*/runs/*/end", api_runs_end, 0 },

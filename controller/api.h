@@ -13,6 +13,9 @@
  *          (long poll: with nothing after N, answer when an event
  *          arrives or after W ms, at most API_WAIT_MAX_MS)
  *   GET    /v1/computers/{id}/runs
+ *   POST   /v1/computers/{id}/checkpoint      a new home revision (C-8)
+ *   POST   /v1/computers/{id}/restore {revision?}  (C-5: a new revision)
+ *   GET    /v1/computers/{id}/homes           its revisions, newest first
  *   POST   /v1/computers/{id}/runs/{lease}/end {outcome}  (G-4: a bot run,
  *          named by its execution lease, ends succeeded|failed|cancelled)
  *   POST   /v1/computers/{id}/control         {bot, holder?, ttl_ms?}
@@ -55,6 +58,9 @@ struct api {
 	struct provider	*prov;
 	const char	*token;		/* bearer token */
 	int64_t		 idle_ms;	/* SANDBOX_IDLE_MS; 0 = never */
+	const char	*data_dir;	/* DATA_DIR: the local home store */
+	int64_t		 home_keep;	/* HOME_KEEP_REVISIONS; 0 = default */
+	int64_t		 attach_max;	/* ATTACHMENT_MAX_BYTES; 0 = default */
 	/*
 	 * Called (from a request's task) when a capability was stored
 	 * under a lease that expires at at_ms, so the server's expiry timer

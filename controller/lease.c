@@ -70,6 +70,14 @@ lease_free_for(struct store *s, const char *computer, const char *bot,
 	return 0;
 }
 
+/* C-8: LEASE_HELD while the idle job's reservation of computer holds. */
+static int
+lease_reserved(struct store *s, const char *computer, int64_t now)
+{
+	return lease_free_for(s, computer, LEASE_RESERVE_BOT,
+	    LEASE_RESERVE, "", now);
+}
+
 int
 lease_acquire(struct store *s, const char *computer, const char *bot,
     const char *holder, int64_t ttl_ms, int flags, struct store_lease *out)
@@ -85,7 +93,8 @@ lease_acquire(struct store *s, const char *computer, const char *bot,
 	if ((r = store_bot_ensure(s, computer, bot, &b)) != 0 ||
 	    (r = lease_free_for(s, computer, bot, LEASE_EXEC, holder,
 	    now)) != 0 ||
-	    (r = lease_free_for(s, computer, bot, LEASE_CONTROL, "", now)) != 0)
+	    (r = lease_free_for(s, computer, bot, LEASE_CONTROL, "", now)) != 0 ||
+	    (r = lease_reserved(s, computer, now)) != 0)
 		goto out;
 	if (flags & LEASE_F_RUN)
 		snprintf(b.run_state, sizeof b.run_state, "running");
@@ -128,7 +137,8 @@ lease_acquire_control(struct store *s, const char *computer, const char *bot,
 		if (r != 0 && r != ERR_NOT_FOUND)
 			goto out;
 	}
-	if ((r = lease_free_for(s, computer, bot, LEASE_CONTROL, holder,
+	if ((r = lease_reserved(s, computer, now)) != 0 ||
+	    (r = lease_free_for(s, computer, bot, LEASE_CONTROL, holder,
 	    now)) != 0 ||
 	    (r = lease_grant(s, &b, LEASE_CONTROL, holder, ttl_ms, now,
 	    out)) != 0)

@@ -17,6 +17,12 @@
 
 #define LEASE_EXEC		"exec"
 #define LEASE_CONTROL		"control"
+/*
+ * The idle job's reservation of a whole computer (C-8): one row under a
+ * bot name no bot can have; while it lives no lease is granted.
+ */
+#define LEASE_RESERVE		"reserve"
+#define LEASE_RESERVE_BOT	"*"
 #define LEASE_TTL_DEFAULT_MS	30000
 #define LEASE_TTL_MAX_MS	(24 * 3600 * 1000)
 

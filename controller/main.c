@@ -31,6 +31,9 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cli_take_control_entry,
 	&cli_release_control_entry,
 	&cli_activity_entry,
+	&cli_checkpoint_entry,
+	&cli_restore_entry,
+	&cli_homes_entry,
 };
 
 #define CLI_NCMDS	(sizeof(cli_cmds) / sizeof(cli_cmds[0]))

@@ -69,6 +69,7 @@
 #include "log.h"
 #include "token.h"
 #include "activity.h"
+#include "checkpoint.h"
 #include "api.h"
 #include "cli.h"
 #include "guest-client.h"
@@ -96,6 +97,7 @@
  * idle one bounds a pause within a body and a reply nobody reads.
  */
 #define SERVE_IDLE_S		5
+#define SERVE_ATTACH_MAX	(25 * 1024 * 1024)
 #define SERVE_HEADER_MS		10000	/* --header-timeout-ms */
 #define SERVE_KEEPALIVE_S	5
 /* A streamed body brings this much per body-timeout window, or is cut. */
@@ -1079,7 +1081,9 @@ serve_main(int argc, char **argv)
 	const char	*uid_range = "200000-299999";
 	int64_t		 idle_ms = 1800000, reconcile_ms = 30000;
 	int64_t		 body_ms = 30000, header_ms = SERVE_HEADER_MS;
-	int		 shared_ok = 0;
+	int64_t		 home_keep = CHECKPOINT_KEEP_DEFAULT;
+	int64_t		 attach_max = SERVE_ATTACH_MAX;
+	int		 shared_ok = 0, cleaned;
 	const struct config_opt opts[] = {
 		{ "listen", "RAKAZO_LISTEN", CONFIG_STR, &listen_s, 0, 0,
 		  "ADDR:PORT (default 127.0.0.1:8420)" },
@@ -1108,6 +1112,11 @@ serve_main(int argc, char **argv)
 		{ "allow-shared-user", "RAKAZO_ALLOW_SHARED_USER",
 		  CONFIG_BOOL, &shared_ok, 0, 0, "accept several local "
 		  "computers running as one user (not isolated)" },
+		{ "home-keep", "HOME_KEEP_REVISIONS", CONFIG_INT, &home_keep,
+		  1, 1000, "home revisions kept per computer (default 3)" },
+		{ "attach-max", "ATTACHMENT_MAX_BYTES", CONFIG_INT,
+		  &attach_max, 1, INT64_C(1) << 40, "the largest upload or "
+		  "attachment (default 25 MiB)" },
 		{ "ready-file", NULL, CONFIG_STR, &ready, 0, 0,
 		  "write the bound port here once listening" },
 		{ "log-level", "RAKAZO_LOG_LEVEL", CONFIG_STR, &level, 0, 0,
@@ -1197,9 +1206,15 @@ serve_main(int argc, char **argv)
 		cli_error("%s: %s", err_name(r), err);
 		goto out;
 	}
-	store_free(s);
 	serve_api.store_url = data_dir;
 	serve_api.lock_dir = data_dir;
+	serve_api.data_dir = data_dir;
+	serve_api.home_keep = home_keep;
+	serve_api.attach_max = attach_max;
+	/* What crashed checkpoints left is never current: it goes now. */
+	if ((r = checkpoint_cleanup(&serve_api, s, &cleaned)) != 0)
+		log_warn("checkpoint.cleanup", "code=%s", err_name(r));
+	store_free(s);
 	serve_api.prov = prov;
 	serve_api.token = tok;
 	serve_api.idle_ms = idle_ms;

@@ -53,6 +53,12 @@ struct store_ops {
 	int	(*uid_list)(void *, int64_t **, size_t *);
 	int	(*uid_add)(void *, const char *, int64_t, int64_t);
 	int	(*uid_retire)(void *, const char *, int64_t);
+	int	(*home_rev_add)(void *, const struct store_home_rev *);
+	int	(*home_rev_list)(void *, const char *,
+		    struct store_home_rev **, size_t *);
+	int	(*home_rev_latest)(void *, const char *,
+		    struct store_home_rev *);
+	int	(*home_rev_delete)(void *, const char *, int64_t);
 };
 
 extern const struct store_ops	store_sqlite_ops;

@@ -124,6 +124,13 @@ static const char *const sq_migrations[] = {
 	"CREATE TABLE local_uids ("
 	"  uid INTEGER PRIMARY KEY, computer TEXT UNIQUE,"
 	"  created_ms INTEGER NOT NULL, retired_ms INTEGER);",
+	/* 4: what a home revision holds (C-9); portable ALTERs. */
+	"ALTER TABLE home_revisions ADD COLUMN files INTEGER NOT NULL "
+	"  DEFAULT 0;"
+	"ALTER TABLE home_revisions ADD COLUMN sha256 TEXT NOT NULL "
+	"  DEFAULT '';"
+	"ALTER TABLE home_revisions ADD COLUMN cause TEXT NOT NULL "
+	"  DEFAULT '';",
 };
 
 #define SQ_NMIGRATIONS	(sizeof(sq_migrations) / sizeof(sq_migrations[0]))
@@ -1030,6 +1037,86 @@ sq_uid_retire(void *impl, const char *computer, int64_t now)
 	    computer), &r);
 }
 
+/* ---- home revisions --------------------------------------------------- */
+
+#define SQ_HOME_COLS \
+	"computer, revision, created_ms, bytes, files, sha256, cause"
+
+static void
+sq_home_row(sqlite3_stmt *st, void *p)
+{
+	struct store_home_rev	*h = p;
+
+	memset(h, 0, sizeof *h);
+	sq_text(st, 0, h->computer, sizeof h->computer);
+	h->revision = sqlite3_column_int64(st, 1);
+	h->created_ms = sqlite3_column_int64(st, 2);
+	h->bytes = sqlite3_column_int64(st, 3);
+	h->files = sqlite3_column_int64(st, 4);
+	sq_text(st, 5, h->sha256, sizeof h->sha256);
+	sq_text(st, 6, h->cause, sizeof h->cause);
+}
+
+static int
+sq_home_rev_add(void *impl, const struct store_home_rev *h)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	return sq_done(q, sq_prepare(q, &r, "INSERT INTO home_revisions ("
+	    SQ_HOME_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?)", "siiiiss",
+	    h->computer, h->revision, h->created_ms, h->bytes, h->files,
+	    h->sha256, h->cause), &r);
+}
+
+static int
+sq_home_rev_list(void *impl, const char *computer,
+    struct store_home_rev **out, size_t *n)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r;
+
+	*out = NULL;
+	*n = 0;
+	st = sq_prepare(q, &r, "SELECT " SQ_HOME_COLS " FROM home_revisions "
+	    "WHERE computer = ? ORDER BY revision DESC", "s", computer);
+	if (st == NULL)
+		return r;
+	return sq_collect(q, st, sizeof **out, sq_home_row, (void **)out, n);
+}
+
+static int
+sq_home_rev_latest(void *impl, const char *computer,
+    struct store_home_rev *out)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	st = sq_prepare(q, &r, "SELECT " SQ_HOME_COLS " FROM home_revisions "
+	    "WHERE computer = ? ORDER BY revision DESC LIMIT 1", "s",
+	    computer);
+	if (st == NULL)
+		return r;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		sq_home_row(st, out);
+	else
+		r = rc == SQLITE_DONE ? ERR_NOT_FOUND : sq_code(q->db, rc);
+	sq_release(q, st);
+	return r;
+}
+
+static int
+sq_home_rev_delete(void *impl, const char *computer, int64_t rev)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	return sq_done(q, sq_prepare(q, &r, "DELETE FROM home_revisions "
+	    "WHERE computer = ? AND revision = ?", "si", computer, rev), &r);
+}
+
 const struct store_ops store_sqlite_ops = {
 	.name = "sqlite",
 	.open = sq_open,
@@ -1068,4 +1155,8 @@ const struct store_ops store_sqlite_ops = {
 	.uid_list = sq_uid_list,
 	.uid_add = sq_uid_add,
 	.uid_retire = sq_uid_retire,
+	.home_rev_add = sq_home_rev_add,
+	.home_rev_list = sq_home_rev_list,
+	.home_rev_latest = sq_home_rev_latest,
+	.home_rev_delete = sq_home_rev_delete,
 };

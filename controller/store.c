@@ -279,3 +279,29 @@ store_uid_retire(struct store *s, const char *computer, int64_t now_ms)
 {
 	return s->ops->uid_retire(s->impl, computer, now_ms);
 }
+
+int
+store_home_rev_add(struct store *s, const struct store_home_rev *h)
+{
+	return s->ops->home_rev_add(s->impl, h);
+}
+
+int
+store_home_rev_list(struct store *s, const char *computer,
+    struct store_home_rev **out, size_t *n)
+{
+	return s->ops->home_rev_list(s->impl, computer, out, n);
+}
+
+int
+store_home_rev_latest(struct store *s, const char *computer,
+    struct store_home_rev *out)
+{
+	return s->ops->home_rev_latest(s->impl, computer, out);
+}
+
+int
+store_home_rev_delete(struct store *s, const char *computer, int64_t rev)
+{
+	return s->ops->home_rev_delete(s->impl, computer, rev);
+}

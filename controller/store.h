@@ -188,6 +188,33 @@ int	 store_uid_add(struct store *s, const char *computer, int64_t uid,
 int	 store_uid_retire(struct store *s, const char *computer,
 	    int64_t now_ms);
 
+/*
+ * Home revisions (C-9): one row per checkpoint of a computer's workspace
+ * that reached the home store whole.  The row is the commit point: an
+ * archive without its row is a leftover, never a current revision.
+ */
+#define STORE_SHA256_HEX	65
+
+struct store_home_rev {
+	char	 computer[STORE_ID_MAX];
+	int64_t	 revision;		/* 1, 2, ... per computer */
+	int64_t	 created_ms;
+	int64_t	 bytes;			/* archive size */
+	int64_t	 files;			/* entries in the archive */
+	char	 sha256[STORE_SHA256_HEX];	/* of the archive, hex */
+	char	 cause[96];		/* run:<bot>/<outcome>, stopped, idle ... */
+};
+
+int	 store_home_rev_add(struct store *s, const struct store_home_rev *h);
+/* Revisions of computer, newest first.  *out malloc'd. */
+int	 store_home_rev_list(struct store *s, const char *computer,
+	    struct store_home_rev **out, size_t *n);
+/* The newest revision of computer, or ERR_NOT_FOUND. */
+int	 store_home_rev_latest(struct store *s, const char *computer,
+	    struct store_home_rev *out);
+int	 store_home_rev_delete(struct store *s, const char *computer,
+	    int64_t revision);
+
 /* Milliseconds since the epoch (CLOCK_REALTIME): rows are shared between
  * processes, so a monotonic clock would not compare across them. */
 int64_t	 store_now_ms(void);

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "api.h"
 #include "api-int.h"
+#include "checkpoint.h"
 #include "provider.h"
 #include "run-record.h"
 #include "store.h"
@@ -51,6 +52,7 @@ sweep_idle(struct api *a, int *stopped)
 	struct store_computer	*cs = NULL;
 	struct api_ctx		 x;
 	struct api_resp		 dummy;
+	struct store_lease	 rsv;
 	char			 err[API_ERRLEN];
 	int64_t			 now, live;
 	size_t			 n, i;
@@ -77,11 +79,18 @@ sweep_idle(struct api *a, int *stopped)
 		if (store_lease_count_live(x.s, cs[i].id, now, &live) != 0 ||
 		    live > 0)
 			continue;
+		/*
+		 * C-8: reserved first, so no bot starts mid-snapshot; the
+		 * stop drops every lease, a failed one only ours.
+		 */
+		if (checkpoint_reserve(x.s, cs[i].id, &rsv) != 0)
+			continue;
 		if (api_computers_halt(&x, &cs[i], RUN_IDLE, 0) == 0) {
 			(*stopped)++;
 			log_info("computer.idle_stop", "computer=%s",
 			    cs[i].id);
-		}
+		} else
+			checkpoint_unreserve(x.s, &rsv);
 	}
 out:
 	free(cs);

@@ -13,7 +13,8 @@
 #include "tool.h"
 #include "tool-write-file.h"
 
-#define ATTACH_MAX	(25 * 1024 * 1024)
+/* The default of the attachment size limit (ATTACHMENT_MAX_BYTES). */
+#define ATTACH_MAX	(INT64_C(25) * 1024 * 1024)
 
 static int
 attach_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
@@ -24,6 +25,7 @@ attach_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
 	char		 e[JSONX_ERRLEN], path[512];
 	void		*data = NULL;
 	size_t		 n;
+	int64_t		 max;
 	int		 r;
 
 	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
@@ -39,10 +41,11 @@ attach_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
 	}
 	if ((r = write_file_content(t->args, &data, &n, err, errlen)) != 0)
 		return r;
-	if (n > ATTACH_MAX) {
+	max = t->attach_max > 0 ? t->attach_max : ATTACH_MAX;
+	if ((int64_t)n > max) {
 		free(data);
-		snprintf(err, errlen, "attachments are at most %d bytes",
-		    ATTACH_MAX);
+		snprintf(err, errlen, "attachments are at most %lld bytes",
+		    (long long)max);
 		return ERR_TOO_LARGE;
 	}
 	snprintf(path, sizeof path, "bots/%s/attachments/%s", t->bot, name);

@@ -41,6 +41,8 @@ struct tool_ctx {
 	 * it; the heartbeat renews both.
 	 */
 	int64_t			 lease_expires_ms;
+	/* The attachment size limit (ATTACHMENT_MAX_BYTES); 0: 25 MiB. */
+	int64_t			 attach_max;
 	json_t			*args;		/* the request body (borrowed) */
 	char			 summary[TOOL_SUMMARY_MAX];
 	/*
