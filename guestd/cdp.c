@@ -118,12 +118,8 @@ cdp_http_head(const char *p, size_t n, int *status, int64_t *clen)
 	headlen = (size_t)(end - p) + 4;
 	if (headlen > CDP_MAX_HTTP_HEAD)
 		return ERR_TOO_LARGE;
-	if (end - p < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
+	if (wsframe_status_line(p, (size_t)(end - p), status) != 0)
 		return ERR_PROTOCOL;
-	if (p[9] < '1' || p[9] > '5' || p[10] < '0' || p[10] > '9' ||
-	    p[11] < '0' || p[11] > '9')
-		return ERR_PROTOCOL;
-	*status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
 	for (line = p; line < end; line = nl + 2) {
 		nl = memmem(line, (size_t)(end + 2 - line), "\r\n", 2);
 		if (nl == NULL)
