@@ -18,7 +18,9 @@
 
 #include "base64.h"
 #include "buf.h"
+#include "bytes.h"
 #include "err.h"
+#include "http-head.h"
 #include "token.h"
 #include "wsframe.h"
 
@@ -99,19 +101,19 @@ size_t
 wsframe_client_header(uint8_t *hdr, int opcode, size_t n,
     const uint8_t mask[4])
 {
-	size_t	h = 0, i;
+	size_t	h = 0;
 
 	hdr[h++] = 0x80 | (uint8_t)(opcode & 0x0f);
 	if (n < 126)
 		hdr[h++] = 0x80 | (uint8_t)n;
 	else if (n <= 0xffff) {
 		hdr[h++] = 0x80 | 126;
-		hdr[h++] = (uint8_t)(n >> 8);
-		hdr[h++] = (uint8_t)n;
+		bytes_put_be16(hdr + h, (uint16_t)n);
+		h += 2;
 	} else {
 		hdr[h++] = 0x80 | 127;
-		for (i = 0; i < 8; i++)
-			hdr[h++] = (uint8_t)((uint64_t)n >> (56 - 8 * i));
+		bytes_put_be64(hdr + h, (uint64_t)n);
+		h += 8;
 	}
 	memcpy(hdr + h, mask, 4);
 	return h + 4;
@@ -208,23 +210,6 @@ wsframe_request(char *out, size_t outlen, const char *path, const char *host,
 	return n;
 }
 
-int
-wsframe_status_line(const char *p, size_t n, int *status)
-{
-	struct cursor	c;
-	uint32_t	code;
-
-	*status = 0;
-	cursor_init(&c, p, n);
-	/* "HTTP/1.x NNN": any minor version, a 1xx..5xx code. */
-	if (cursor_expect(&c, "HTTP/1.", 7) != 0 || cursor_skip(&c, 1) != 0 ||
-	    cursor_expect(&c, " ", 1) != 0 ||
-	    cursor_get_digits(&c, 3, &code) != 0 || code < 100 || code > 599)
-		return ERR_PROTOCOL;
-	*status = (int)code;
-	return 0;
-}
-
 /* The value of header name in line[0..len), trimmed; NULL if another. */
 static const char *
 wsframe_field(const char *line, size_t len, const char *name, size_t *vlen)
@@ -276,7 +261,7 @@ wsframe_response(const char *p, size_t n, const char *key, int *status)
 	end = memmem(p, scan, "\r\n\r\n", 4);
 	if (end == NULL)
 		return n >= WSFRAME_MAX_HEAD ? ERR_TOO_LARGE : 0;
-	if (wsframe_status_line(p, (size_t)(end - p), status) != 0)
+	if (http_head_status(p, (size_t)(end - p), status) != 0)
 		return ERR_PROTOCOL;
 	if (*status != 101)
 		return ERR_CONNECT;

@@ -73,12 +73,6 @@ int	 wsframe_request(char *out, size_t outlen, const char *path,
 	    const char *host, const char *key, const char *protocol,
 	    const char *auth);
 /*
- * The status line at the start of an HTTP/1.x response head p[0..n)
- * ("HTTP/1.1 101 ..."): 0 with its code (100..599) in *status, else
- * ERR_PROTOCOL and 0.  Also guestd's DevTools discovery requests'.
- */
-int	 wsframe_status_line(const char *p, size_t n, int *status);
-/*
  * The response head in p[0..n) to a request with key: returns the head's
  * length when it is a valid 101 upgrade, 0 for more, ERR_TOO_LARGE for an
  * endless head, ERR_CONNECT for another status (in *status), ERR_PROTOCOL
