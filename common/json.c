@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
 #include "err.h"
 #include "json.h"
 
@@ -250,33 +251,34 @@ jsonx_dump(const json_t *j, size_t *lenp)
 size_t
 jsonx_utf8_len(const uint8_t *p, size_t n, uint32_t *cp)
 {
+	struct cursor	 cur;
 	uint32_t	 c;
 	size_t		 len, i;
+	uint8_t		 b;
 
-	if (n == 0)
+	cursor_init(&cur, p, n);
+	if (cursor_get_u8(&cur, &b) != 0)
 		return 0;
-	if (p[0] < 0x80) {
-		c = p[0];
+	if (b < 0x80) {
+		c = b;
 		len = 1;
 		goto out;
 	}
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+	if (b >= 0xc2 && b <= 0xdf) {
 		len = 2;
-		c = p[0] & 0x1f;
-	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		c = b & 0x1f;
+	} else if (b >= 0xe0 && b <= 0xef) {
 		len = 3;
-		c = p[0] & 0x0f;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		c = b & 0x0f;
+	} else if (b >= 0xf0 && b <= 0xf4) {
 		len = 4;
-		c = p[0] & 0x07;
+		c = b & 0x07;
 	} else
 		return 0;
-	if (n < len)
-		return 0;
 	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
+		if (cursor_get_u8(&cur, &b) != 0 || (b & 0xc0) != 0x80)
 			return 0;
-		c = (c << 6) | (p[i] & 0x3f);
+		c = (c << 6) | (b & 0x3f);
 	}
 	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
 	    (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)

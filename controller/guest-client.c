@@ -613,9 +613,11 @@ gclient_dispatch(struct gclient *c, const uint8_t *p, size_t n)
 static int
 gclient_control(struct gclient *c)
 {
-	char	 reason[124];
-	size_t	 rl;
-	int	 code;
+	struct cursor	 cur;
+	const uint8_t	*rp;
+	char		 reason[124];
+	size_t		 rl;
+	uint16_t	 code;
 
 	switch (c->fr_opcode) {
 	case WSFRAME_PING:
@@ -626,14 +628,17 @@ gclient_control(struct gclient *c)
 		}
 		return 0;
 	case WSFRAME_CLOSE:
-		if (c->ctllen >= 2) {
-			code = (c->ctl[0] << 8) | c->ctl[1];
-			rl = c->ctllen - 2 < sizeof(reason) - 1 ?
-			    c->ctllen - 2 : sizeof(reason) - 1;
-			memcpy(reason, c->ctl + 2, rl);
+		/* A close body is a u16 code and a reason (RFC 6455 5.5.1). */
+		cursor_init(&cur, c->ctl, c->ctllen);
+		if (cursor_get_u16be(&cur, &code) == 0) {
+			rl = cursor_left(&cur);
+			if (rl > sizeof(reason) - 1)
+				rl = sizeof(reason) - 1;
+			(void)cursor_get_bytes(&cur, rl, &rp);
+			memcpy(reason, rp, rl);
 			reason[rl] = '\0';
 			gclient_fail(c, ERR_PEER_GONE, "guestd closed the "
-			    "connection (%d%s%s)", code, rl ? " " : "",
+			    "connection (%d%s%s)", (int)code, rl ? " " : "",
 			    reason);
 		} else
 			gclient_fail(c, ERR_PEER_GONE, "guestd closed the "

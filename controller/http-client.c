@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
-#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 
 #include "err.h"
 #include "http-client.h"
+#include "http-head.h"
 #include "xmalloc.h"
 
 #define HTTP_CLIENT_HDR_MAX	(64 * 1024)
@@ -162,7 +162,11 @@ http_client_request(const char *base, const char *method, const char *path,
 		r = ERR_PROTOCOL;
 		goto out;
 	}
-	out->status = atoi(buf + 9);
+	if (http_head_status(buf, (size_t)(sep - buf), &out->status) != 0) {
+		snprintf(err, errlen, "the controller sent no HTTP reply");
+		r = ERR_PROTOCOL;
+		goto out;
+	}
 	b = sep + 4;
 	out->len = n - (size_t)(b - buf);
 	out->body = xmalloc(out->len + 1);
@@ -231,20 +235,6 @@ http_client_send_body(int fd, long long len, http_client_src src,
 	return r;
 }
 
-/* The value of header name in hdr (CRLF lines), or -1. */
-static long long
-http_client_clen(const char *hdr)
-{
-	const char	*p = hdr;
-
-	while ((p = strstr(p, "\r\n")) != NULL) {
-		p += 2;
-		if (strncasecmp(p, "Content-Length:", 15) == 0)
-			return strtoll(p + 15, NULL, 10);
-	}
-	return -1;
-}
-
 static int
 http_client_recv(int fd, char *p, size_t max, size_t *got, char *err,
     size_t errlen)
@@ -271,7 +261,8 @@ http_client_head(int fd, char *buf, size_t *n, struct http_client_resp *out,
 {
 	char	*sep = NULL;
 	size_t	 k;
-	int	 r;
+	int64_t	 len;
+	int	 r, h;
 
 	*n = 0;
 	while (sep == NULL) {
@@ -289,14 +280,13 @@ http_client_head(int fd, char *buf, size_t *n, struct http_client_resp *out,
 		buf[*n] = '\0';
 		sep = strstr(buf, "\r\n\r\n");
 	}
-	if (sep == NULL || *n < 12 || strncmp(buf, "HTTP/1.", 7) != 0) {
+	if (sep == NULL || (h = http_head_parse(buf, *n, HTTP_CLIENT_HDR_MAX,
+	    &out->status, &len)) <= 0) {
 		snprintf(err, errlen, "the controller sent no HTTP reply");
 		return ERR_PROTOCOL;
 	}
-	*sep = '\0';
-	out->status = atoi(buf + 9);
-	*clen = http_client_clen(buf);
-	*hdrlen = (size_t)(sep - buf) + 4;
+	*clen = len;
+	*hdrlen = (size_t)h;
 	return 0;
 }
 

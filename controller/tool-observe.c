@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "err.h"
 #include "json.h"
 #include "tool.h"
@@ -58,7 +59,7 @@ observe_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
 		    "previous screenshot still valid"));
 	} else {
 		fmt = json_string_value(json_object_get(*result, "format"));
-		b64 = tool_base64(img, n);
+		b64 = base64_encode_new(img, n);
 		json_object_set_new(*result, "image", json_string(b64));
 		json_object_set_new(*result, "mimeType", json_string(
 		    fmt != NULL && strcmp(fmt, "jpeg") == 0 ? "image/jpeg" :

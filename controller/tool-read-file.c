@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base64.h"
 #include "err.h"
 #include "json.h"
 #include "tool.h"
@@ -46,7 +47,7 @@ read_file_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
 	if ((s = json_stringn(data != NULL ? data : "", n)) != NULL)
 		json_object_set_new(*result, "content", s);
 	else {
-		b64 = tool_base64(data, n);
+		b64 = base64_encode_new(data, n);
 		json_object_set_new(*result, "content_base64",
 		    json_string(b64));
 		free(b64);

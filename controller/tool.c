@@ -111,33 +111,6 @@ tool_only_keys(struct tool_ctx *t, const char *const *keys, char *err,
 static const char	tool_b64[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-char *
-tool_base64(const void *pv, size_t n)
-{
-	const unsigned char	*p = pv;
-	char			*s, *o;
-	size_t			 i;
-	unsigned		 v;
-
-	s = o = xmalloc((n + 2) / 3 * 4 + 1);
-	for (i = 0; i + 2 < n; i += 3) {
-		v = p[i] << 16 | p[i + 1] << 8 | p[i + 2];
-		*o++ = tool_b64[v >> 18];
-		*o++ = tool_b64[(v >> 12) & 63];
-		*o++ = tool_b64[(v >> 6) & 63];
-		*o++ = tool_b64[v & 63];
-	}
-	if (i < n) {
-		v = p[i] << 16 | (i + 1 < n ? p[i + 1] << 8 : 0);
-		*o++ = tool_b64[v >> 18];
-		*o++ = tool_b64[(v >> 12) & 63];
-		*o++ = i + 1 < n ? tool_b64[(v >> 6) & 63] : '=';
-		*o++ = '=';
-	}
-	*o = '\0';
-	return s;
-}
-
 int
 tool_unbase64(const char *s, void **out, size_t *outlen)
 {

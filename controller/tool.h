@@ -95,8 +95,6 @@ int	tool_guest(struct tool_ctx *t, const char *op, json_t *args,
 /* The tool's own args: the body without computer/bot/lease/holder. */
 int	tool_only_keys(struct tool_ctx *t, const char *const *keys,
 	    char *err, size_t errlen);
-/* Base64 (standard alphabet, padded); malloc'd, NUL-terminated. */
-char	*tool_base64(const void *p, size_t n);
 /* Decode standard base64; 0 or ERR_BAD_REQUEST. *out malloc'd. */
 int	tool_unbase64(const char *s, void **out, size_t *outlen);
 

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "base64.h"
 #include "vocab.h"
 #include "capture.h"
 #include "deskserver.h"
@@ -206,8 +207,7 @@ act_zoom(const struct vocab_batch *b, struct capture *cap, json_t *out)
 		    (size_t)a->region[0] * 4, rw, rh, stride, &png,
 		    &pnglen)) != 0)
 			return r;
-		b64 = xmalloc(4 * ((pnglen + 2) / 3) + 1);
-		observe_base64(png, pnglen, b64);
+		b64 = base64_encode_new(png, pnglen);
 		free(png);
 		o = json_pack("{s:I,s:{s:i,s:i,s:i,s:i},s:i,s:i,s:s,s:s}",
 		    "action", (json_int_t)i, "region", "x", a->region[0], "y",

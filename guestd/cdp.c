@@ -25,11 +25,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "cdp.h"
 #include "err.h"
+#include "http-head.h"
 #include "json.h"
 #include "log.h"
 #include "loop.h"
@@ -96,57 +96,11 @@ cdp_ws_parse(const uint8_t *p, size_t n, size_t max, struct cdp_frame *f)
 	return r;
 }
 
+/* The head parser is http-head's, with the DevTools head's cap. */
 int
 cdp_http_head(const char *p, size_t n, int *status, int64_t *clen)
 {
-	const char	*end, *line, *nl;
-	size_t		 i, headlen;
-	long long	 v;
-	char		*ep;
-
-	*status = 0;
-	*clen = -1;
-	end = NULL;
-	for (i = 0; i + 3 < n; i++) {
-		if (memcmp(p + i, "\r\n\r\n", 4) == 0) {
-			end = p + i;
-			break;
-		}
-	}
-	if (end == NULL)
-		return n > CDP_MAX_HTTP_HEAD ? ERR_TOO_LARGE : 0;
-	headlen = (size_t)(end - p) + 4;
-	if (headlen > CDP_MAX_HTTP_HEAD)
-		return ERR_TOO_LARGE;
-	if (end - p < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
-		return ERR_PROTOCOL;
-	if (p[9] < '1' || p[9] > '5' || p[10] < '0' || p[10] > '9' ||
-	    p[11] < '0' || p[11] > '9')
-		return ERR_PROTOCOL;
-	*status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
-	for (line = p; line < end; line = nl + 2) {
-		nl = memmem(line, (size_t)(end + 2 - line), "\r\n", 2);
-		if (nl == NULL)
-			break;
-		if ((size_t)(nl - line) > 15 &&
-		    strncasecmp(line, "Content-Length:", 15) == 0) {
-			char	num[24];
-			size_t	k = (size_t)(nl - line) - 15;
-
-			if (k >= sizeof num)
-				return ERR_PROTOCOL;
-			memcpy(num, line + 15, k);
-			num[k] = '\0';
-			errno = 0;
-			v = strtoll(num, &ep, 10);
-			while (*ep == ' ' || *ep == '\t')
-				ep++;
-			if (errno != 0 || v < 0 || *ep != '\0' || ep == num)
-				return ERR_PROTOCOL;
-			*clen = v;
-		}
-	}
-	return (int)headlen;
+	return http_head_parse(p, n, CDP_MAX_HTTP_HEAD, status, clen);
 }
 
 /* ---- lifetime ------------------------------------------------------------ */

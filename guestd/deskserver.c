@@ -39,6 +39,7 @@
 #include <libwebsockets.h>
 
 #include "vocab.h"
+#include "base64.h"
 #include "capture.h"
 #include "deskserver.h"
 #include "display.h"
@@ -1321,8 +1322,7 @@ deskserver_observation(struct capture *cap, uint64_t frame0, int *code)
 	if ((*code = observe_encode_png(px, w, h, stride, &png,
 	    &pnglen)) != 0)
 		return NULL;
-	b64 = xmalloc(4 * ((pnglen + 2) / 3) + 1);
-	observe_base64(png, pnglen, b64);
+	b64 = base64_encode_new(png, pnglen);
 	free(png);
 	(void)capture_cursor(cap, &cx, &cy);
 	capture_damage_since(cap, frame0, &box);

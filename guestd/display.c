@@ -40,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "capture.h"
 #include "control.h"
 #include "display.h"
@@ -468,8 +469,7 @@ display_pick_slot(void)
 static void
 display_put16(unsigned char **p, size_t v)
 {
-	(*p)[0] = (unsigned char)(v >> 8);
-	(*p)[1] = (unsigned char)v;
+	bytes_put_be16(*p, (uint16_t)v);
 	*p += 2;
 }
 

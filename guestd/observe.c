@@ -158,34 +158,6 @@ observe_encode_jpeg(const uint8_t *px, int w, int h, size_t stride,
 	return 0;
 }
 
-/* For replies that carry an image inside JSON (zoom, /v1/desktop). */
-void
-observe_base64(const uint8_t *in, size_t n, char *out)
-{
-	static const char	 t[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t			 i;
-	uint32_t		 v;
-
-	for (i = 0; i + 2 < n; i += 3) {
-		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		*out++ = t[v >> 18];
-		*out++ = t[(v >> 12) & 63];
-		*out++ = t[(v >> 6) & 63];
-		*out++ = t[v & 63];
-	}
-	if (i < n) {
-		v = (uint32_t)in[i] << 16;
-		if (i + 1 < n)
-			v |= (uint32_t)in[i + 1] << 8;
-		*out++ = t[v >> 18];
-		*out++ = t[(v >> 12) & 63];
-		*out++ = i + 1 < n ? t[(v >> 6) & 63] : '=';
-		*out++ = '=';
-	}
-	*out = '\0';
-}
-
 void
 observe_scale(const uint8_t *px, int w, int h, size_t stride, uint8_t *dst,
     int dw, int dh)

@@ -35,8 +35,6 @@ int	observe_encode_png(const uint8_t *px, int w, int h, size_t stride,
 	    uint8_t **out, size_t *outlen);
 int	observe_encode_jpeg(const uint8_t *px, int w, int h, size_t stride,
 	    int quality, uint8_t **out, size_t *outlen);
-/* Standard padded base64 of in[0..n) into out (4 * ((n + 2) / 3) + 1). */
-void	observe_base64(const uint8_t *in, size_t n, char *out);
 /* Area-average px (w x h) into dst (dw x dh, stride dw * 4). */
 void	observe_scale(const uint8_t *px, int w, int h, size_t stride,
 	    uint8_t *dst, int dw, int dh);

@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base64.h"
 #include "err.h"
 #include "log.h"
 #include "loop.h"
@@ -139,37 +140,18 @@ proxy_relay_port_for(const char *profile)
 static char *
 proxy_relay_basic(const char *user, const char *pass)
 {
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789+/";
-	const unsigned char	*s;
-	char			*raw, *out, *o;
-	size_t			 n, i;
+	static const char	 head[] = "Proxy-Authorization: Basic ";
+	char			*raw, *out;
+	size_t			 n, o;
 
 	if (asprintf(&raw, "%s:%s", user != NULL ? user : "",
 	    pass != NULL ? pass : "") == -1)
 		fatal("out of memory");
 	n = strlen(raw);
-	s = (const unsigned char *)raw;
-	out = xmalloc(40 + (n + 2) / 3 * 4);
-	o = out + sprintf(out, "Proxy-Authorization: Basic ");
-	for (i = 0; i + 2 < n; i += 3) {
-		*o++ = b64[s[i] >> 2];
-		*o++ = b64[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
-		*o++ = b64[((s[i + 1] & 15) << 2) | (s[i + 2] >> 6)];
-		*o++ = b64[s[i + 2] & 63];
-	}
-	if (n - i == 1) {
-		*o++ = b64[s[i] >> 2];
-		*o++ = b64[(s[i] & 3) << 4];
-		*o++ = '=';
-		*o++ = '=';
-	} else if (n - i == 2) {
-		*o++ = b64[s[i] >> 2];
-		*o++ = b64[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
-		*o++ = b64[(s[i + 1] & 15) << 2];
-		*o++ = '=';
-	}
-	strcpy(o, "\r\n");
+	out = xmalloc(sizeof(head) - 1 + BASE64_SIZE(n) + 2);
+	memcpy(out, head, sizeof(head) - 1);
+	o = sizeof(head) - 1 + base64_encode(raw, n, out + sizeof(head) - 1);
+	memcpy(out + o, "\r\n", 3);
 	explicit_bzero(raw, n);
 	free(raw);
 	return out;

@@ -51,6 +51,7 @@
 
 #include <libwebsockets.h>
 
+#include "buf.h"
 #include "capability.h"
 #include "err.h"
 #include "exec.h"
@@ -146,18 +147,13 @@ pty_frame_init(struct pty_framer *f)
 	memset(f, 0, sizeof *f);
 }
 
-static uint32_t
-pty_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
 int
 pty_frame_next(struct pty_framer *f, const uint8_t *p, size_t n,
     struct pty_event *ev, const char **why)
 {
-	size_t	take;
+	struct cursor	c;
+	size_t		take;
+	uint16_t	cols, rows;
 
 	memset(ev, 0, sizeof *ev);
 	*why = NULL;
@@ -171,8 +167,10 @@ pty_frame_next(struct pty_framer *f, const uint8_t *p, size_t n,
 		f->hdrlen += take;
 		if (f->hdrlen < PTY_FRAME_HDR)
 			return (int)take;
-		f->kind = f->hdr[0];
-		f->left = pty_be32(f->hdr + 1);
+		/* Whole, so neither read can come short. */
+		cursor_init(&c, f->hdr, sizeof f->hdr);
+		(void)cursor_get_u8(&c, &f->kind);
+		(void)cursor_get_u32be(&c, &f->left);
 		f->hdrlen = 0;
 		if (f->kind != PTY_KIND_STDIN && f->kind != PTY_KIND_RESIZE) {
 			*why = "unknown frame kind";
@@ -205,9 +203,12 @@ pty_frame_next(struct pty_framer *f, const uint8_t *p, size_t n,
 	memcpy(f->rs + f->rslen, p, take);
 	f->rslen += take;
 	if (f->rslen == 4) {
+		cursor_init(&c, f->rs, f->rslen);
+		(void)cursor_get_u16be(&c, &cols);
+		(void)cursor_get_u16be(&c, &rows);
 		ev->type = PTY_EV_RESIZE;
-		ev->cols = (unsigned)f->rs[0] << 8 | f->rs[1];
-		ev->rows = (unsigned)f->rs[2] << 8 | f->rs[3];
+		ev->cols = cols;
+		ev->rows = rows;
 	}
 	return (int)take;
 }

@@ -35,6 +35,7 @@
 
 #include <rfb/rfb.h>
 
+#include "buf.h"
 #include "display.h"
 #include "err.h"
 #include "log.h"
@@ -270,20 +271,19 @@ rfb_relay_down(struct rfb_relay *rl)
 		rfb_relay_up(rl);
 }
 
-/* Minor version of a ProtocolVersion "RFB 003.xxx\n", else -1. */
+/* Minor version of the ProtocolVersion "RFB 003.xxx\n" at p, else -1. */
 static int
-rfb_version_minor(const uint8_t *p)
+rfb_version_minor(const uint8_t *p, size_t n)
 {
-	int	i, minor = 0;
+	struct cursor	c;
+	uint32_t	minor;
 
-	if (memcmp(p, "RFB 003.", 8) != 0 || p[RFB_VERSION_LEN - 1] != '\n')
+	cursor_init(&c, p, n);
+	if (cursor_expect(&c, "RFB 003.", 8) != 0 ||
+	    cursor_get_digits(&c, 3, &minor) != 0 ||
+	    cursor_expect(&c, "\n", 1) != 0)
 		return -1;
-	for (i = 8; i < RFB_VERSION_LEN - 1; i++) {
-		if (p[i] < '0' || p[i] > '9')
-			return -1;
-		minor = minor * 10 + (p[i] - '0');
-	}
-	return minor;
+	return (int)minor;
 }
 
 static void	rfb_relay_pair_cb(struct loop_fd *, int, void *);
@@ -300,7 +300,7 @@ rfb_relay_version(struct rfb_relay *rl)
 	socklen_t	len = sizeof rl->pair_sndbuf;
 	int		sv[2], minor, sz = RFB_RELAY_SNDBUF;
 
-	if ((minor = rfb_version_minor(rl->in)) < 0)
+	if ((minor = rfb_version_minor(rl->in, rl->inlen)) < 0)
 		return ERR_PROTOCOL;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
 		return ERR_IO;

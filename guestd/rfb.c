@@ -47,6 +47,7 @@
 #include <rfb/rfb.h>
 #include <rfb/rfbregion.h>
 
+#include "buf.h"
 #include "capture.h"
 #include "display.h"
 #include "err.h"
@@ -876,13 +877,6 @@ rfb_viewer_count(struct display *d)
 
 /* ---- client message framer ----------------------------------------------- */
 
-static uint32_t
-rfb_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
 int
 rfb_msg_is_input(int type)
 {
@@ -899,17 +893,25 @@ rfb_msg_is_input(int type)
 	}
 }
 
-/* Length of a normal-phase message, 0 when its header is incomplete. */
+/*
+ * Length of a normal-phase message read through c (at its type byte),
+ * 0 when its header is incomplete.
+ */
 static ssize_t
-rfb_normal_len(const uint8_t *p, size_t n)
+rfb_normal_len(struct cursor *c, uint8_t type)
 {
 	uint32_t	len;
+	uint16_t	count;
+	uint8_t		u8;
 
-	switch (p[0]) {
+	switch (type) {
 	case rfbSetPixelFormat:
 		return 20;
 	case rfbSetEncodings:
-		return n < 4 ? 0 : 4 + 4 * (ssize_t)(p[2] << 8 | p[3]);
+		/* type, padding, number-of-encodings u16 */
+		if (cursor_skip(c, 2) != 0 || cursor_get_u16be(c, &count) != 0)
+			return 0;
+		return 4 + 4 * (ssize_t)count;
 	case rfbFramebufferUpdateRequest:
 		return 10;
 	case rfbKeyEvent:
@@ -917,9 +919,9 @@ rfb_normal_len(const uint8_t *p, size_t n)
 	case rfbPointerEvent:
 		return 6;
 	case rfbClientCutText:
-		if (n < 8)
+		/* type, 3 padding, length u32 */
+		if (cursor_skip(c, 4) != 0 || cursor_get_u32be(c, &len) != 0)
 			return 0;
-		len = rfb_be32(p + 4);
 		/* Extended clipboard: a negative length. */
 		if (len & 0x80000000U)
 			len = ~len + 1;
@@ -929,15 +931,23 @@ rfb_normal_len(const uint8_t *p, size_t n)
 	case RFB_MSG_CONTINUOUS:
 		return 10;
 	case RFB_MSG_FENCE:
-		return n < 9 ? 0 : 9 + (ssize_t)p[8];
+		/* type, 3 padding, flags u32, length u8 */
+		if (cursor_skip(c, 8) != 0 || cursor_get_u8(c, &u8) != 0)
+			return 0;
+		return 9 + (ssize_t)u8;
 	case rfbXvp:
 		return 4;
 	case rfbSetDesktopSize:
-		return n < 8 ? 0 : 8 + 16 * (ssize_t)p[6];
-	case rfbQemuEvent:
-		if (n < 2)
+		/* type, padding, width u16, height u16, screens u8, padding */
+		if (cursor_skip(c, 6) != 0 || cursor_get_u8(c, &u8) != 0 ||
+		    cursor_skip(c, 1) != 0)
 			return 0;
-		return p[1] == 0 ? 12 : ERR_PROTOCOL;
+		return 8 + 16 * (ssize_t)u8;
+	case rfbQemuEvent:
+		/* type, submessage type u8: only 0, the extended key event */
+		if (cursor_skip(c, 1) != 0 || cursor_get_u8(c, &u8) != 0)
+			return 0;
+		return u8 == 0 ? 12 : ERR_PROTOCOL;
 	default:
 		return ERR_PROTOCOL;
 	}
@@ -946,7 +956,9 @@ rfb_normal_len(const uint8_t *p, size_t n)
 ssize_t
 rfb_frame_next(struct rfb_framer *f, const uint8_t *p, size_t n, int *type)
 {
-	ssize_t	len;
+	struct cursor	c;
+	ssize_t		len;
+	uint8_t		t;
 
 	*type = -1;
 	if (n == 0)
@@ -966,10 +978,13 @@ rfb_frame_next(struct rfb_framer *f, const uint8_t *p, size_t n, int *type)
 	case RFB_PHASE_NORMAL:
 		break;
 	}
-	if ((len = rfb_normal_len(p, n)) <= 0)
+	cursor_init(&c, p, n);
+	if (cursor_peek_u8(&c, &t) != 0)
+		return 0;
+	if ((len = rfb_normal_len(&c, t)) <= 0)
 		return len;
 	if ((size_t)len > n)
 		return 0;
-	*type = p[0];
+	*type = t;
 	return len;
 }
