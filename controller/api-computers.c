@@ -85,11 +85,9 @@ api_computers_ensure_running(struct api_ctx *x, struct store_computer *c)
 {
 	int	 r = 0, lk = -1;
 
-	if ((r = api_computers_start_lock(x, c->id, &lk)) != 0) {
-		snprintf(x->err, sizeof x->err, "another start of the "
+	if ((r = api_computers_start_lock(x, c->id, &lk)) != 0)
+		return errmsg_set(&x->err, r, "another start of the "
 		    "computer did not finish");
-		return r;
-	}
 	/* Re-read: another request may have started it meanwhile. */
 	if ((r = store_computer_get(x->s, c->id, c)) != 0)
 		goto out;
@@ -97,7 +95,7 @@ api_computers_ensure_running(struct api_ctx *x, struct store_computer *c)
 		goto out;
 	if (strcmp(c->state, "running") == 0)
 		(void)run_record_ended(x->s, c->id, RUN_GONE);
-	if ((r = provider_start(x->a->prov, c, x->err, sizeof x->err)) != 0)
+	if ((r = provider_start(x->a->prov, c, &x->err)) != 0)
 		goto out;
 	snprintf(c->state, sizeof c->state, "running");
 	c->updated_ms = c->last_used_ms = store_now_ms();
@@ -168,9 +166,8 @@ api_computers_create(struct api_ctx *x, const char **arg)
 	snprintf(c.state, sizeof c.state, "stopped");
 	snprintf(c.ref, sizeof c.ref, "{}");
 	c.created_ms = c.updated_ms = c.last_used_ms = store_now_ms();
-	if ((r = provider_admit(x->a->prov, x->s, c.id, x->err,
-	    sizeof x->err)) != 0) {
-		api_error(x, r, x->err);
+	if ((r = provider_admit(x->a->prov, x->s, c.id, &x->err)) != 0) {
+		api_error(x, r, x->err.msg);
 		return;
 	}
 	if ((r = store_computer_create(x->s, &c)) != 0) {
@@ -179,7 +176,7 @@ api_computers_create(struct api_ctx *x, const char **arg)
 		return;
 	}
 	if (start && (r = api_computers_ensure_running(x, &c)) != 0) {
-		api_error(x, r, x->err);
+		api_error(x, r, x->err.msg);
 		return;
 	}
 	api_reply(x, 201, api_computers_json(&c));
@@ -228,7 +225,7 @@ api_computers_halt(struct api_ctx *x, struct store_computer *c,
     const char *reason, int destroy)
 {
 	json_t	*res = NULL;
-	char	 e[API_ERRLEN];
+	struct errmsg	 e;
 	int	 r;
 
 	/*
@@ -238,7 +235,7 @@ api_computers_halt(struct api_ctx *x, struct store_computer *c,
 	 */
 	if (!destroy && provider_alive(x->a->prov, c) == 1) {
 		r = provider_call(x->a->prov, c, "browser.quiesce",
-		    json_object(), NULL, 0, &res, NULL, NULL, e, sizeof e);
+		    json_object(), NULL, 0, &res, NULL, NULL, &e);
 		json_decref(res);
 		if (r != 0 && r != ERR_UNKNOWN_OP)
 			log_warn("computer.quiesce_failed", "computer=%s code=%s",
@@ -317,7 +314,7 @@ api_computers_start(struct api_ctx *x, const char **arg)
 	if (api_computers_find(x, id, &c) != 0)
 		return;
 	if ((r = api_computers_ensure_running(x, &c)) != 0) {
-		api_error(x, r, x->err);
+		api_error(x, r, x->err.msg);
 		return;
 	}
 	api_reply(x, 200, api_computers_json(&c));

@@ -273,7 +273,7 @@ sq_exec(sqlite3 *db, const char *sql)
 }
 
 static int
-sq_migrate(struct sq *q, char *err, size_t errlen)
+sq_migrate(struct sq *q, struct errmsg *err)
 {
 	sqlite3_stmt	*st;
 	int64_t		 have = 0;
@@ -324,13 +324,13 @@ sq_migrate(struct sq *q, char *err, size_t errlen)
 	}
 	return 0;
 fail:
-	snprintf(err, errlen, "state store migration failed: %s",
+	errmsg_set(err, r, "state store migration failed: %s",
 	    sqlite3_errmsg(q->db));
 	return r;
 }
 
 static int
-sq_open(void **impl, const char *path, char *err, size_t errlen)
+sq_open(void **impl, const char *path, struct errmsg *err)
 {
 	struct sq	*q;
 	int		 r = ERR_STORE, rc;
@@ -340,7 +340,7 @@ sq_open(void **impl, const char *path, char *err, size_t errlen)
 	rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
-		snprintf(err, errlen, "cannot open the state store: %s",
+		errmsg_set(err, r, "cannot open the state store: %s",
 		    q->db != NULL ? sqlite3_errmsg(q->db) : "out of memory");
 		goto out;
 	}
@@ -348,11 +348,11 @@ sq_open(void **impl, const char *path, char *err, size_t errlen)
 	if ((r = sq_exec(q->db, "PRAGMA journal_mode=WAL")) != 0 ||
 	    (r = sq_exec(q->db, "PRAGMA synchronous=NORMAL")) != 0 ||
 	    (r = sq_exec(q->db, "PRAGMA foreign_keys=ON")) != 0) {
-		snprintf(err, errlen, "cannot set up the state store: %s",
+		errmsg_set(err, r, "cannot set up the state store: %s",
 		    sqlite3_errmsg(q->db));
 		goto out;
 	}
-	if ((r = sq_migrate(q, err, errlen)) != 0)
+	if ((r = sq_migrate(q, err)) != 0)
 		goto out;
 	*impl = q;
 	q = NULL;

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct errmsg;
+
 #define STORE_ID_MAX	64
 #define STORE_REF_MAX	1024
 #define STORE_TEXT_MAX	2048
@@ -75,8 +77,7 @@ struct store_event {
  * Open the store named by url: "sqlite:PATH", or a plain directory (then
  * DIR/state.db).  Creates and migrates the schema.  err gets a sentence.
  */
-int	 store_open(struct store **out, const char *url, char *err,
-	    size_t errlen);
+int	 store_open(struct store **out, const char *url, struct errmsg *err);
 void	 store_free(struct store *s);
 /* Backend name ("sqlite") and schema version, for health. */
 const char *store_backend(const struct store *s);

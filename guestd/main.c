@@ -314,7 +314,8 @@ main(int argc, char **argv)
 	struct lws_context_creation_info info;
 	struct lws_context	*ctx;
 	struct lws_vhost	*vh;
-	char			 host[256], err[256];
+	struct errmsg	 err;
+	char			 host[256];
 	char			 secret[SECRET_MAX + 1];
 	sigset_t		 set;
 	int			 next, port, lvl, i, readyfd;
@@ -329,9 +330,8 @@ main(int argc, char **argv)
 			return 0;
 		}
 	}
-	if (config_parse(main_opts, MAIN_NOPTS, argc, argv, &next, err,
-	    sizeof err) != 0)
-		main_die("%s", err);
+	if (config_parse(main_opts, MAIN_NOPTS, argc, argv, &next, &err) != 0)
+		main_die("%s", err.msg);
 	if (next < argc)
 		main_die("unexpected argument: %s", argv[next]);
 	if ((lvl = log_level_parse(main_log_level)) < 0)

@@ -41,9 +41,9 @@ static struct store *
 open_store(void)
 {
 	struct store	*s = NULL;
-	char		 err[256];
+	struct errmsg	 err;
 
-	assert_int_equal(store_open(&s, unit_tmpdir, err, sizeof err), 0);
+	assert_int_equal(store_open(&s, unit_tmpdir, &err), 0);
 	assert_non_null(s);
 	return s;
 }
@@ -67,7 +67,7 @@ test_migrate_reopen(void **state)
 {
 	struct store	*s;
 	int64_t		 v1, v2;
-	char		 err[256];
+	struct errmsg	 err;
 
 	s = open_store();
 	assert_string_equal(store_backend(s), "sqlite");
@@ -79,7 +79,7 @@ test_migrate_reopen(void **state)
 	assert_int_equal(v1, v2);
 	assert_int_equal(store_health(s), 0);
 	store_free(s);
-	assert_int_equal(store_open(&s, "postgres://x/y", err, sizeof err),
+	assert_int_equal(store_open(&s, "postgres://x/y", &err),
 	    ERR_CONFIG);
 	assert_null(s);
 }
