@@ -458,10 +458,10 @@ local_uid_for(struct provider *p, const char *id, uid_t *out,
 		    "%s", p->cfg.uid_range);
 		goto out;
 	}
-	if ((r = store_uid_add(s, id, uid, store_now_ms())) != 0 ||
-	    (r = store_commit(s)) != 0)
-		goto fail;
+	r = store_end(s, store_uid_add(s, id, uid, store_now_ms()));
 	tx = 0;
+	if (r != 0)
+		goto fail;
 	log_info("local.uid_assigned", "computer=%s uid=%lld", id,
 	    (long long)uid);
 	goto out;

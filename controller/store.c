@@ -96,6 +96,16 @@ void store_rollback(struct store *s) { s->ops->rollback(s->impl); }
 int store_in_tx(struct store *s) { return s->ops->in_tx(s->impl); }
 
 int
+store_end(struct store *s, int r)
+{
+	if (r == 0)
+		r = store_commit(s);
+	if (r != 0)
+		store_rollback(s);
+	return r;
+}
+
+int
 store_computer_create(struct store *s, const struct store_computer *c)
 {
 	return s->ops->computer_create(s->impl, c);

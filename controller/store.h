@@ -88,6 +88,12 @@ int	 store_health(struct store *s);
 int	 store_begin(struct store *s);
 int	 store_commit(struct store *s);
 void	 store_rollback(struct store *s);
+/*
+ * End what store_begin() opened: commit when r is 0, roll back when r is
+ * an error or the commit fails.  Returns the final code, so a
+ * read-modify-write frame is "begin ... out: return store_end(s, r);".
+ */
+int	 store_end(struct store *s, int r);
 /* 1 while a transaction is open (a handle must not be reused then). */
 int	 store_in_tx(struct store *s);
 

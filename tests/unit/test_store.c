@@ -62,6 +62,28 @@ add_computer(struct store *s, const char *id)
 	assert_int_equal(store_computer_create(s, &c), 0);
 }
 
+/* store_end: an error rolls the frame back, 0 commits it. */
+static void
+test_end(void **state)
+{
+	struct store		*s;
+	struct store_computer	 c;
+
+	(void)state;
+	s = open_store();
+	assert_int_equal(store_begin(s), 0);
+	add_computer(s, "gone");
+	assert_int_equal(store_end(s, ERR_BUSY), ERR_BUSY);
+	assert_false(store_in_tx(s));
+	assert_int_equal(store_computer_get(s, "gone", &c), ERR_NOT_FOUND);
+	assert_int_equal(store_begin(s), 0);
+	add_computer(s, "kept");
+	assert_int_equal(store_end(s, 0), 0);
+	assert_false(store_in_tx(s));
+	assert_int_equal(store_computer_get(s, "kept", &c), 0);
+	store_free(s);
+}
+
 static void
 test_migrate_reopen(void **state)
 {
@@ -247,6 +269,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_migrate_reopen, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_uids, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_computers, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
