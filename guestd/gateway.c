@@ -879,23 +879,12 @@ int
 gateway_start(struct lws_context *ctx, const char *host, int port,
     const char *page_dir)
 {
-	struct lws_context_creation_info	info;
-
 	if (page_dir != NULL && *page_dir != '\0') {
 		if (realpath(page_dir, gw_page_dir) == NULL)
 			return ERR_CONFIG;
 	}
-	memset(&info, 0, sizeof info);
-	info.port = port;
-	info.iface = host;
-	info.protocols = gw_protocols;
-	info.vhost_name = "gateway";
-	info.gid = -1;
-	info.uid = -1;
-	/* lws ignores an IPv4 iface while IPv6 is on (MACHINE-NOTES). */
-	if (strchr(host, ':') == NULL)
-		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-	if ((gw_vh = lws_create_vhost(ctx, &info)) == NULL)
+	if ((gw_vh = loop_listen(ctx, "gateway", host, port,
+	    gw_protocols)) == NULL)
 		return ERR_CONNECT;
 	gw_port_bound = lws_get_vhost_listen_port(gw_vh);
 	log_info("gateway.listening", "addr=%s port=%d pages=%s", host,

@@ -30,6 +30,20 @@ typedef void	(*loop_fd_cb)(struct loop_fd *lf, int events, void *arg);
 extern const struct lws_protocols loop_raw_protocol;
 
 void	 loop_init(struct lws_context *ctx, struct lws_vhost *vh);
+
+/*
+ * The lws options that make a listener on host bind to exactly host: lws
+ * 4.1 ignores an IPv4 iface while IPv6 is on and would answer on every
+ * interface, so IPv6 goes off unless host is an IPv6 address.
+ */
+int	 loop_listen_options(const char *host);
+/*
+ * A vhost named name (NULL: lws's "default") listening on host:port
+ * (port 0 picks one; lws_get_vhost_listen_port() tells which) and
+ * serving protocols; NULL when it cannot listen.
+ */
+struct lws_vhost *loop_listen(struct lws_context *ctx, const char *name,
+	    const char *host, int port, const struct lws_protocols *protocols);
 /* Run until loop_stop(); returns 0. */
 int	 loop_run(void);
 void	 loop_stop(void);

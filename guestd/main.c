@@ -386,22 +386,22 @@ main(int argc, char **argv)
 	main_protocols[2] = loop_raw_protocol;
 	memset(&main_protocols[3], 0, sizeof main_protocols[3]);
 
+	/*
+	 * The context takes the control listener's address options too: lws
+	 * checks DISABLE_IPV6 on the context as well as on each vhost (see
+	 * loop_listen_options()).
+	 */
 	memset(&info, 0, sizeof info);
 	info.port = port;
 	info.iface = host;
 	info.protocols = main_protocols;
 	info.gid = -1;
 	info.uid = -1;
-	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
-	/*
-	 * lws ignores iface for IPv4 addresses while IPv6 is on and would
-	 * answer on every interface: turn IPv6 off unless we bind to one.
-	 */
-	if (strchr(host, ':') == NULL)
-		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS |
+	    loop_listen_options(host);
 	if ((ctx = lws_create_context(&info)) == NULL)
 		main_die("cannot create the service context");
-	if ((vh = lws_create_vhost(ctx, &info)) == NULL)
+	if ((vh = loop_listen(ctx, NULL, host, port, main_protocols)) == NULL)
 		main_die("cannot listen on %s", main_listen);
 	loop_init(ctx, vh);
 	capability_init();
