@@ -219,24 +219,13 @@ gw_rx_pause(struct gateway_conn *g, int on)
 static int
 gw_write_up(struct gateway_conn *g)
 {
-	ssize_t	n;
+	int	r;
 
-	while (g->pendoff < g->pendlen) {
-		n = write(loop_fd_get(g->up), g->pend + g->pendoff,
-		    g->pendlen - g->pendoff);
-		if (n > 0) {
-			g->pendoff += (size_t)n;
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			loop_fd_want_write(g->up);
-			return 0;
-		}
+	r = loop_fd_write_pending(g->up, g->pend, g->pendlen, &g->pendoff);
+	if (r < 0)
 		gw_close(g, GW_BY_UPSTREAM);
+	if (r <= 0)
 		return 0;
-	}
 	g->pendoff = g->pendlen = 0;
 	return 1;
 }

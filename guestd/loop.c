@@ -323,6 +323,29 @@ loop_fd_want_write(struct loop_fd *lf)
 		lws_callback_on_writable(lf->wsi);
 }
 
+int
+loop_fd_write_pending(struct loop_fd *lf, const void *p, size_t len,
+    size_t *off)
+{
+	ssize_t	n;
+
+	while (*off < len) {
+		n = write(lf->fd, (const char *)p + *off, len - *off);
+		if (n > 0) {
+			*off += (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			loop_fd_want_write(lf);
+			return 0;
+		}
+		return -1;
+	}
+	return 1;
+}
+
 void
 loop_fd_close(struct loop_fd *lf)
 {

@@ -60,6 +60,14 @@ void		 loop_fd_want_read(struct loop_fd *lf, int on);
 void		 loop_fd_want_write(struct loop_fd *lf);	/* one shot */
 /* Close now; no callback follows.  NULL is a no-op. */
 void		 loop_fd_close(struct loop_fd *lf);
+/*
+ * Write what is pending, p[*off..len), advancing *off: 1 when all of it
+ * went, 0 when lf would block (writability is asked for: call again from
+ * the LOOP_WRITE callback), -1 when the peer is gone (errno says why).
+ * The one write loop of every raw-fd writer.
+ */
+int		 loop_fd_write_pending(struct loop_fd *lf, const void *p,
+		    size_t len, size_t *off);
 
 struct loop_timer;
 typedef void	(*loop_timer_cb)(void *arg);
