@@ -124,7 +124,8 @@ overhead(char **argv)
 	struct gclient		*c;
 	struct hc		 h;
 	json_t			*res = NULL;
-	char			 secret[256], err[256], body[512];
+	struct errmsg		 err;
+	char			 secret[256], body[512];
 	double			*d, *v, t0, md, mv, ms, me;
 	long long		 frame;
 	int			 n = atoi(argv[7]), i;
@@ -136,8 +137,8 @@ overhead(char **argv)
 	o.url = argv[4];
 	o.secret = secret;
 	lws_set_log_level(0, NULL);
-	if (gclient_connect(&c, &o, err, sizeof err) != 0) {
-		fprintf(stderr, "connect: %s\n", err);
+	if (gclient_connect(&c, &o, &err) != 0) {
+		fprintf(stderr, "connect: %s\n", err.msg);
 		return 1;
 	}
 	/* Open the desktop through the controller; learn its frame. */
@@ -158,7 +159,7 @@ overhead(char **argv)
 		t0 = bench_now_us();
 		if (gclient_call(c, "display.observe", json_pack("{s:s, s:I}",
 		    "bot", "bench", "since_frame", (json_int_t)frame), &res,
-		    err, sizeof err) != 0)
+		    &err) != 0)
 			return 1;
 		json_decref(res);
 		d[i] = bench_now_us() - t0;
@@ -177,7 +178,7 @@ overhead(char **argv)
 	for (i = 0; i < n; i++) {
 		t0 = bench_now_us();
 		if (gclient_call(c, "exec", json_pack("{s:s}", "command",
-		    "true"), &res, err, sizeof err) != 0)
+		    "true"), &res, &err) != 0)
 			return 1;
 		json_decref(res);
 		d[i] = bench_now_us() - t0;

@@ -212,18 +212,26 @@ err_from_errno(int errnum)
 }
 
 int
-errmsg_set(struct errmsg *e, int code, const char *fmt, ...)
+errmsg_vset(struct errmsg *e, int code, const char *fmt, va_list ap)
 {
-	va_list	ap;
-
 	if (e == NULL)
 		return code;
 	e->code = code;
-	va_start(ap, fmt);
 	if (vsnprintf(e->msg, sizeof(e->msg), fmt, ap) < 0)
 		e->msg[0] = '\0';
-	va_end(ap);
 	return code;
+}
+
+int
+errmsg_set(struct errmsg *e, int code, const char *fmt, ...)
+{
+	va_list	ap;
+	int	r;
+
+	va_start(ap, fmt);
+	r = errmsg_vset(e, code, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 int

@@ -7,6 +7,8 @@
 #ifndef COMMON_ERR_H
 #define COMMON_ERR_H
 
+#include <stdarg.h>
+
 enum err_code {
 	ERR_OK = 0,
 	ERR_INTERNAL = -1,		/* INTERNAL */
@@ -107,6 +109,9 @@ struct errmsg {
 /* Record code with a printf sentence; returns code.  e may be NULL. */
 int		 errmsg_set(struct errmsg *e, int code, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
+/* errmsg_set with a va_list, for functions that take a format. */
+int		 errmsg_vset(struct errmsg *e, int code, const char *fmt,
+		    va_list ap) __attribute__((format(printf, 3, 0)));
 /* Record code with its table sentence; returns code.  e may be NULL. */
 int		 errmsg_code(struct errmsg *e, int code);
 /* Forget what was recorded. */

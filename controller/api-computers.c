@@ -88,11 +88,9 @@ api_computers_ensure_running(struct api_ctx *x, struct store_computer *c)
 	int	 r = 0, lk = -1, replaced = 0;
 
 	memset(&e, 0, sizeof e);
-	if ((r = api_computers_start_lock(x, c->id, &lk)) != 0) {
-		snprintf(x->err, sizeof x->err, "another start of the "
+	if ((r = api_computers_start_lock(x, c->id, &lk)) != 0)
+		return errmsg_set(&x->err, r, "another start of the "
 		    "computer did not finish");
-		return r;
-	}
 	/* Re-read: another request may have started it meanwhile. */
 	if ((r = store_computer_get(x->s, c->id, c)) != 0)
 		goto out;
@@ -112,11 +110,11 @@ api_computers_ensure_running(struct api_ctx *x, struct store_computer *c)
 		goto out;
 	if (strcmp(c->state, "running") == 0)
 		(void)run_record_ended(x->s, c->id, RUN_GONE);
-	if ((r = provider_start(x->a->prov, c, x->err, sizeof x->err)) != 0)
+	if ((r = provider_start(x->a->prov, c, &x->err)) != 0)
 		goto out;
 	/* C-8: the stored workspace is back before the first call. */
 	if ((r = checkpoint_after_start(x, c, replaced, &e)) != 0) {
-		snprintf(x->err, sizeof x->err, "%s", errmsg_str(&e));
+		x->err = e;
 		/* Stopped, so the next call tries the restore again. */
 		(void)provider_stop(x->a->prov, c);
 		goto out;
@@ -190,9 +188,8 @@ api_computers_create(struct api_ctx *x, const char **arg)
 	snprintf(c.state, sizeof c.state, "stopped");
 	snprintf(c.ref, sizeof c.ref, "{}");
 	c.created_ms = c.updated_ms = c.last_used_ms = store_now_ms();
-	if ((r = provider_admit(x->a->prov, x->s, c.id, x->err,
-	    sizeof x->err)) != 0) {
-		api_error(x, r, x->err);
+	if ((r = provider_admit(x->a->prov, x->s, c.id, &x->err)) != 0) {
+		api_error(x, r, x->err.msg);
 		return;
 	}
 	if ((r = store_computer_create(x->s, &c)) != 0) {
@@ -201,7 +198,7 @@ api_computers_create(struct api_ctx *x, const char **arg)
 		return;
 	}
 	if (start && (r = api_computers_ensure_running(x, &c)) != 0) {
-		api_error(x, r, x->err);
+		api_error(x, r, x->err.msg);
 		return;
 	}
 	api_reply(x, 201, api_computers_json(&c));
@@ -255,7 +252,7 @@ api_computers_halt(struct api_ctx *x, struct store_computer *c,
 	struct store_home_rev	 h;
 	struct errmsg		 ce;
 	json_t	*res = NULL;
-	char	 e[API_ERRLEN];
+	struct errmsg	 e;
 	int	 r;
 
 	memset(&ce, 0, sizeof ce);
@@ -265,7 +262,7 @@ api_computers_halt(struct api_ctx *x, struct store_computer *c,
 	 */
 	if (!destroy && provider_alive(x->a->prov, c) == 1 &&
 	    (r = checkpoint_save(x, c, reason, &h, &ce)) != 0) {
-		snprintf(x->err, sizeof x->err, "%s", errmsg_str(&ce));
+		x->err = ce;
 		return r;
 	}
 	/*
@@ -275,7 +272,7 @@ api_computers_halt(struct api_ctx *x, struct store_computer *c,
 	 */
 	if (!destroy && provider_alive(x->a->prov, c) == 1) {
 		r = provider_call(x->a->prov, c, "browser.quiesce",
-		    json_object(), NULL, 0, &res, NULL, NULL, e, sizeof e);
+		    json_object(), NULL, 0, &res, NULL, NULL, &e);
 		json_decref(res);
 		if (r != 0 && r != ERR_UNKNOWN_OP)
 			log_warn("computer.quiesce_failed", "computer=%s code=%s",
@@ -319,10 +316,10 @@ api_computers_stop_delete(struct api_ctx *x, const char *id, int destroy)
 		    "this computer; release it or pass force.");
 		return;
 	}
-	x->err[0] = '\0';
+	errmsg_clear(&x->err);
 	if ((r = api_computers_halt(x, &c, destroy ? RUN_DELETED : RUN_STOPPED,
 	    destroy)) != 0) {
-		api_error(x, r, x->err[0] != '\0' ? x->err : NULL);
+		api_error(x, r, x->err.msg[0] != '\0' ? x->err.msg : NULL);
 		return;
 	}
 	if (destroy)
@@ -359,7 +356,7 @@ api_computers_start(struct api_ctx *x, const char **arg)
 	if (api_computers_find(x, id, &c) != 0)
 		return;
 	if ((r = api_computers_ensure_running(x, &c)) != 0) {
-		api_error(x, r, x->err);
+		api_error(x, r, x->err.msg);
 		return;
 	}
 	api_reply(x, 200, api_computers_json(&c));

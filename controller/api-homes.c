@@ -95,7 +95,7 @@ api_homes_restore(struct api_ctx *x, const char **arg)
 		return;
 	}
 	if ((r = api_computers_ensure_running(x, &c)) != 0) {
-		api_error(x, r, x->err);
+		api_error(x, r, x->err.msg);
 		return;
 	}
 	if ((r = checkpoint_restore(x, &c, rev, 1, &h, &e)) != 0) {

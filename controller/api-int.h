@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "api.h"
+#include "err.h"
 #include "store.h"
 
 #define API_ERRLEN	512
@@ -26,7 +27,7 @@ struct api_ctx {
 	struct api_resp		*out;
 	struct store		*s;
 	json_t			*body;
-	char			 err[API_ERRLEN];
+	struct errmsg	 err;
 };
 
 /*

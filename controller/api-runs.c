@@ -105,8 +105,7 @@ api_runs_end(struct api_ctx *x, const char **arg)
 		 */
 		r = provider_call(x->a->prov, &c, "browser.close",
 		    json_pack("{s:s, s:I}", "bot", l.bot, "fence",
-		    (json_int_t)b.fence), NULL, 0, &res, NULL, NULL, x->err,
-		    sizeof x->err);
+		    (json_int_t)b.fence), NULL, 0, &res, NULL, NULL, &x->err);
 		json_decref(res);
 		res = NULL;
 		if (r != 0)
@@ -114,8 +113,7 @@ api_runs_end(struct api_ctx *x, const char **arg)
 			    "code=%s", id, l.bot, err_name(r));
 		r = provider_call(x->a->prov, &c, "display.close",
 		    json_pack("{s:s, s:I}", "bot", l.bot, "fence",
-		    (json_int_t)b.fence), NULL, 0, &res, NULL, NULL, x->err,
-		    sizeof x->err);
+		    (json_int_t)b.fence), NULL, 0, &res, NULL, NULL, &x->err);
 		json_decref(res);
 		/* The lease stays on failure: ending again retries. */
 		if (r != 0 && r != ERR_NO_DISPLAY)
@@ -142,5 +140,5 @@ api_runs_end(struct api_ctx *x, const char **arg)
 	api_reply(x, 200, res);
 	return;
 fail:
-	api_error(x, r, x->err);
+	api_error(x, r, x->err.msg);
 }

@@ -337,13 +337,13 @@ static struct store	*api_pool[API_STORE_POOL];
 static int		 api_npool;
 
 static int
-api_store_get(struct api *a, struct store **s, char *err, size_t errlen)
+api_store_get(struct api *a, struct store **s, struct errmsg *err)
 {
 	if (api_npool > 0) {
 		*s = api_pool[--api_npool];
 		return 0;
 	}
-	return store_open(s, a->store_url, err, errlen);
+	return store_open(s, a->store_url, err);
 }
 
 static void
@@ -383,8 +383,8 @@ api_handle(struct api *a, const struct api_req *q, struct api_resp *out)
 	x.out = out;
 	path = xstrdup(q->path);
 	n = api_split(path, seg, API_SEGS_MAX);
-	if ((r = api_store_get(a, &x.s, x.err, sizeof x.err)) != 0) {
-		api_error(&x, ERR_STORE, x.err);
+	if ((r = api_store_get(a, &x.s, &x.err)) != 0) {
+		api_error(&x, ERR_STORE, x.err.msg);
 		goto out;
 	}
 	/* An unknown path asks for the token too: 401 before 404. */

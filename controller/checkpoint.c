@@ -340,7 +340,7 @@ ckpt_export(struct api_ctx *x, struct home_store *hs,
 	struct ckpt_sink	 k;
 	json_t			*res = NULL;
 	json_int_t		 bytes = -1, entries = -1;
-	char			 perr[API_ERRLEN];
+	struct errmsg			 pe;
 	int			 r;
 
 	memset(&k, 0, sizeof k);
@@ -354,17 +354,16 @@ ckpt_export(struct api_ctx *x, struct home_store *hs,
 		goto out;
 	sink.write = ckpt_sink_write;
 	sink.arg = &k;
-	perr[0] = '\0';
+	errmsg_clear(&pe);
 	r = provider_call_download(x->a->prov, c, "workspace.export",
-	    json_object(), &sink, &res, perr, sizeof perr);
+	    json_object(), &sink, &res, &pe);
 	if (k.code != 0) {
 		r = k.code;
 		*e = k.err;
 		goto out;
 	}
 	if (r != 0) {
-		errmsg_set(e, r, "%s", perr[0] != '\0' ? perr :
-		    err_message(r));
+		errmsg_set(e, r, "%s", errmsg_str(&pe));
 		goto out;
 	}
 	if (json_unpack(res, "{s:I, s:I}", "bytes", &bytes, "entries",
@@ -585,7 +584,7 @@ ckpt_import(struct api_ctx *x, struct home_store *hs,
 {
 	struct ckpt_src	 k;
 	json_t		*res = NULL;
-	char		 perr[API_ERRLEN];
+	struct errmsg		 pe;
 	int		 r;
 
 	memset(&k, 0, sizeof k);
@@ -607,15 +606,14 @@ ckpt_import(struct api_ctx *x, struct home_store *hs,
 		    h->revision, k.size, h->bytes);
 		goto out;
 	}
-	perr[0] = '\0';
+	errmsg_clear(&pe);
 	r = provider_call_upload(x->a->prov, c, "workspace.import",
-	    json_object(), &k.ps, &res, perr, sizeof perr);
+	    json_object(), &k.ps, &res, &pe);
 	if (k.code != 0) {
 		r = k.code;
 		*e = k.err;
 	} else if (r != 0)
-		errmsg_set(e, r, "%s", perr[0] != '\0' ? perr :
-		    err_message(r));
+		errmsg_set(e, r, "%s", errmsg_str(&pe));
 out:
 	home_get_close(hs, k.get);
 	EVP_MD_CTX_free(k.md);
@@ -745,12 +743,12 @@ ckpt_workspace_empty(struct api_ctx *x, struct store_computer *c)
 {
 	json_t		*res = NULL, *ents, *en;
 	const char	*name;
-	char		 perr[API_ERRLEN];
+	struct errmsg		 pe;
 	size_t		 i;
 	int		 r, empty = 1;
 
 	r = provider_call(x->a->prov, c, "file.list", json_pack("{s:s}",
-	    "path", "."), NULL, 0, &res, NULL, NULL, perr, sizeof perr);
+	    "path", "."), NULL, 0, &res, NULL, NULL, &pe);
 	if (r != 0) {
 		json_decref(res);
 		return 0;	/* cannot tell: never overwrite */

@@ -216,35 +216,28 @@ gclient_fail(struct gclient *c, int code, const char *fmt, ...)
  * used: the secret belongs in a file, and a URL ends up in shell history.
  */
 static int
-gclient_parse_url(struct gclient *c, const char *url, char *err,
-    size_t errlen)
+gclient_parse_url(struct gclient *c, const char *url, struct errmsg *err)
 {
 	const char	*p, *auth, *end, *colon;
 	size_t		 hlen;
 	long		 port = 80;
 	char		*ep;
 
-	if (url == NULL || *url == '\0') {
-		snprintf(err, errlen, "CONFIG_INVALID: no URL given");
-		return ERR_CONFIG;
-	}
-	if (strncasecmp(url, "wss://", 6) == 0) {
-		snprintf(err, errlen, "CONFIG_INVALID: wss:// is not supported "
-		    "yet; use ws://host:port");
-		return ERR_CONFIG;
-	}
-	if (strncasecmp(url, "ws://", 5) != 0) {
-		snprintf(err, errlen, "CONFIG_INVALID: unsupported URL scheme; "
-		    "use ws://host:port");
-		return ERR_CONFIG;
-	}
+	if (url == NULL || *url == '\0')
+		return errmsg_set(err, ERR_CONFIG, "CONFIG_INVALID: no URL "
+		    "given");
+	if (strncasecmp(url, "wss://", 6) == 0)
+		return errmsg_set(err, ERR_CONFIG, "CONFIG_INVALID: wss:// is "
+		    "not supported yet; use ws://host:port");
+	if (strncasecmp(url, "ws://", 5) != 0)
+		return errmsg_set(err, ERR_CONFIG, "CONFIG_INVALID: "
+		    "unsupported URL scheme; use ws://host:port");
 	auth = url + 5;
 	end = auth + strcspn(auth, "/?#");
-	if (memchr(auth, '@', (size_t)(end - auth)) != NULL) {
-		snprintf(err, errlen, "CONFIG_INVALID: credentials in the URL "
-		    "are not supported; use a secret file");
-		return ERR_CONFIG;
-	}
+	if (memchr(auth, '@', (size_t)(end - auth)) != NULL)
+		return errmsg_set(err, ERR_CONFIG, "CONFIG_INVALID: "
+		    "credentials in the URL are not supported; use a secret "
+		    "file");
 	if (*auth == '[') {
 		p = memchr(auth, ']', (size_t)(end - auth));
 		if (p == NULL)
@@ -286,9 +279,8 @@ gclient_parse_url(struct gclient *c, const char *url, char *err,
 	snprintf(c->path, sizeof(c->path), "%s", end);
 	return 0;
 bad:
-	snprintf(err, errlen, "CONFIG_INVALID: the URL is not of the form "
-	    "ws://host:port[/path]");
-	return ERR_CONFIG;
+	return errmsg_set(err, ERR_CONFIG, "CONFIG_INVALID: the URL is not of "
+	    "the form ws://host:port[/path]");
 }
 
 /* ---- requests and the outgoing queue ------------------------------------ */
@@ -1109,7 +1101,7 @@ gclient_wait_reply(struct gclient *c, uint32_t id, json_t *msg, void *arg)
 }
 
 int
-gclient_reply_error(json_t *msg, char *err, size_t errlen)
+gclient_reply_error(json_t *msg, struct errmsg *err)
 {
 	json_t		*e;
 	const char	*name = NULL, *message = NULL;
@@ -1129,10 +1121,10 @@ gclient_reply_error(json_t *msg, char *err, size_t errlen)
 		if (code == ERR__LAST)
 			code = ERR_INTERNAL;
 	}
-	if (err != NULL && errlen > 0) {
+	if (err != NULL) {
 		redact_text(red, sizeof(red), message != NULL ? message :
 		    err_message(code));
-		snprintf(err, errlen, "%s: %s", name != NULL ? name :
+		errmsg_set(err, code, "%s: %s", name != NULL ? name :
 		    err_name(code), red);
 	}
 	return code;
@@ -1222,15 +1214,14 @@ gclient_upload_resume(struct gclient *c, uint32_t id)
 
 int
 gclient_call(struct gclient *c, const char *op, json_t *args,
-    json_t **result, char *err, size_t errlen)
+    json_t **result, struct errmsg *err)
 {
 	struct gclient_wait	 w = { 0, NULL };
 	json_t			*ok;
 	int			 r = ERR_INTERNAL;
 
 	*result = NULL;
-	if (err != NULL && errlen > 0)
-		*err = '\0';
+	errmsg_clear(err);
 	if (gclient_request(c, op, args, gclient_wait_reply, NULL, &w) == 0) {
 		r = c->err != 0 ? c->err : ERR_PEER_GONE;
 		goto fail;
@@ -1239,7 +1230,7 @@ gclient_call(struct gclient *c, const char *op, json_t *args,
 		goto fail;
 	ok = json_object_get(w.msg, "ok");
 	if (!json_is_true(ok)) {
-		r = gclient_reply_error(w.msg, err, errlen);
+		r = gclient_reply_error(w.msg, err);
 		goto out;
 	}
 	*result = json_incref(json_object_get(w.msg, "result"));
@@ -1248,9 +1239,8 @@ gclient_call(struct gclient *c, const char *op, json_t *args,
 	r = 0;
 	goto out;
 fail:
-	if (err != NULL && errlen > 0)
-		snprintf(err, errlen, "%s: %s", err_name(r), c->errmsg[0] ?
-		    c->errmsg : err_message(r));
+	errmsg_set(err, r, "%s: %s", err_name(r), c->errmsg[0] ?
+	    c->errmsg : err_message(r));
 out:
 	json_decref(w.msg);
 	return r;
@@ -1314,7 +1304,7 @@ gclient_wait_open(struct gclient *c)
 }
 
 static int
-gclient_open(struct gclient *c, char *err, size_t errlen)
+gclient_open(struct gclient *c, struct errmsg *err)
 {
 	struct lws_context_creation_info	 info;
 	struct addrinfo				 hints, *res = NULL, *ai;
@@ -1330,11 +1320,9 @@ gclient_open(struct gclient *c, char *err, size_t errlen)
 		c->ctx = lws_create_context(&info);
 		if (c->ctx == NULL ||
 		    (c->vhost = lws_get_vhost_by_name(c->ctx, "default")) ==
-		    NULL) {
-			snprintf(err, errlen, "INTERNAL: cannot create the "
-			    "websocket context");
-			return ERR_INTERNAL;
-		}
+		    NULL)
+			return errmsg_set(err, ERR_INTERNAL, "INTERNAL: cannot "
+			    "create the websocket context");
 	}
 	c->state = GCLIENT_CLOSED;
 	memset(&hints, 0, sizeof(hints));
@@ -1376,19 +1364,19 @@ gclient_open(struct gclient *c, char *err, size_t errlen)
 		gclient_fail(c, ERR_CONNECT, "cannot connect to ws://%s%s: no "
 		    "answer within %d ms", c->hosthdr, c->path, c->timeout_ms);
 	r = c->err == ERR_UNAUTHORIZED ? ERR_UNAUTHORIZED : ERR_CONNECT;
-	snprintf(err, errlen, "%s: %s", err_name(r), c->errmsg);
+	errmsg_set(err, r, "%s: %s", err_name(r), c->errmsg);
 	return r;
 }
 
 static int
-gclient_do_hello(struct gclient *c, char *err, size_t errlen)
+gclient_do_hello(struct gclient *c, struct errmsg *err)
 {
 	json_t	*args, *res = NULL;
 	int	 r;
 
 	args = json_pack("{s:i, s:s}", "version", PROTO_VERSION, "client",
 	    "rakazoctl/" VERSION);
-	r = gclient_call(c, "hello", args, &res, err, errlen);
+	r = gclient_call(c, "hello", args, &res, err);
 	if (r != 0)
 		return r;
 	c->hello = res;
@@ -1397,14 +1385,13 @@ gclient_do_hello(struct gclient *c, char *err, size_t errlen)
 
 int
 gclient_connect(struct gclient **out, const struct gclient_opts *o,
-    char *err, size_t errlen)
+    struct errmsg *err)
 {
 	struct gclient	*c;
 	int		 r = ERR_INTERNAL;
 
 	*out = NULL;
-	if (errlen > 0)
-		*err = '\0';
+	errmsg_clear(err);
 	c = xcalloc(1, sizeof(*c));
 	c->qtail = &c->qhead;
 	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms :
@@ -1414,16 +1401,15 @@ gclient_connect(struct gclient **out, const struct gclient_opts *o,
 	c->in = xmalloc(GCLIENT_INBUF);
 	if (o->secret == NULL || *o->secret == '\0' ||
 	    strpbrk(o->secret, "\r\n") != NULL) {
-		snprintf(err, errlen, "CONFIG_INVALID: the secret is empty or "
-		    "spans lines");
-		r = ERR_CONFIG;
+		r = errmsg_set(err, ERR_CONFIG, "CONFIG_INVALID: the secret is "
+		    "empty or spans lines");
 		goto out;
 	}
 	c->secret = xstrdup(o->secret);
 	c->secretlen = strlen(c->secret);
 	if (o->vhost != NULL) {
 		if (task_self() == NULL || o->ctx == NULL) {
-			snprintf(err, errlen, "INTERNAL: an attached client "
+			errmsg_set(err, r, "INTERNAL: an attached client "
 			    "connects from a task only");
 			goto out;
 		}
@@ -1431,11 +1417,11 @@ gclient_connect(struct gclient **out, const struct gclient_opts *o,
 		c->vhost = o->vhost;
 		c->ctx = o->ctx;
 	}
-	if ((r = gclient_parse_url(c, o->url, err, errlen)) != 0)
+	if ((r = gclient_parse_url(c, o->url, err)) != 0)
 		goto out;
-	if ((r = gclient_open(c, err, errlen)) != 0)
+	if ((r = gclient_open(c, err)) != 0)
 		goto out;
-	if ((r = gclient_do_hello(c, err, errlen)) != 0)
+	if ((r = gclient_do_hello(c, err)) != 0)
 		goto out;
 	*out = c;
 	c = NULL;

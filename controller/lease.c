@@ -101,11 +101,8 @@ lease_acquire(struct store *s, const char *computer, const char *bot,
 	if ((r = lease_grant(s, &b, LEASE_EXEC, holder, ttl_ms, now,
 	    out)) != 0)
 		goto out;
-	r = store_commit(s);
 out:
-	if (r != 0)
-		store_rollback(s);
-	return r;
+	return store_end(s, r);
 }
 
 int
@@ -143,11 +140,8 @@ lease_acquire_control(struct store *s, const char *computer, const char *bot,
 	    (r = lease_grant(s, &b, LEASE_CONTROL, holder, ttl_ms, now,
 	    out)) != 0)
 		goto out;
-	r = store_commit(s);
 out:
-	if (r != 0)
-		store_rollback(s);
-	return r;
+	return store_end(s, r);
 }
 
 /* Inside a transaction: the lease row of id, live and latest. */
@@ -188,11 +182,8 @@ lease_heartbeat(struct store *s, const char *id, int64_t ttl_ms,
 	out->expires_ms = now + lease_ttl(ttl_ms);
 	if ((r = store_lease_put(s, out)) != 0)
 		goto out;
-	r = store_commit(s);
 out:
-	if (r != 0)
-		store_rollback(s);
-	return r;
+	return store_end(s, r);
 }
 
 int
@@ -237,11 +228,8 @@ lease_release(struct store *s, const char *id)
 		if ((r = store_bot_update(s, &b)) != 0)
 			goto out;
 	}
-	r = store_commit(s);
 out:
-	if (r != 0)
-		store_rollback(s);
-	return r;
+	return store_end(s, r);
 }
 
 int
@@ -258,9 +246,6 @@ lease_request_takeover(struct store *s, const char *computer,
 	snprintf(b.run_state, sizeof b.run_state, "waiting_takeover");
 	if ((r = store_bot_update(s, &b)) != 0)
 		goto out;
-	r = store_commit(s);
 out:
-	if (r != 0)
-		store_rollback(s);
-	return r;
+	return store_end(s, r);
 }

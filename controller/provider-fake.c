@@ -61,8 +61,7 @@ fake_run_find(const char *id)
 }
 
 static int
-fake_start(struct provider *p, struct store_computer *c, char *err,
-    size_t errlen)
+fake_start(struct provider *p, struct store_computer *c, struct errmsg *err)
 {
 	struct fake_run	*u;
 
@@ -99,8 +98,7 @@ fake_stop(struct provider *p, struct store_computer *c)
 
 /* G-32 as guestd does it. */
 static int
-fake_fence_check(const char *computer, json_t *args, char *err,
-    size_t errlen)
+fake_fence_check(const char *computer, json_t *args, struct errmsg *err)
 {
 	struct fake_fence	*f;
 	const char		*bot = json_string_value(json_object_get(args,
@@ -124,11 +122,9 @@ fake_fence_check(const char *computer, json_t *args, char *err,
 		f->next = fake_fences;
 		fake_fences = f;
 	}
-	if (fence < f->fence) {
-		snprintf(err, errlen, "STALE_FENCE: %s",
+	if (fence < f->fence)
+		return errmsg_set(err, ERR_STALE_FENCE, "STALE_FENCE: %s",
 		    err_message(ERR_STALE_FENCE));
-		return ERR_STALE_FENCE;
-	}
 	f->fence = fence;
 	return 0;
 }
@@ -257,19 +253,19 @@ fake_dispatch(struct fake_run *u, const char *op, json_t *args,
 static int
 fake_call(struct provider *p, const struct store_computer *c, const char *op,
     json_t *args, const void *in, size_t inlen, json_t **result, void **out,
-    size_t *outlen, char *err, size_t errlen)
+    size_t *outlen, struct errmsg *err)
 {
 	struct fake_run	*u;
 	int		 r;
 
 	if ((u = fake_run_find(c->id)) == NULL) {
 		r = ERR_CONNECT;
-		snprintf(err, errlen, "CONNECT_FAILED: the computer is not "
+		errmsg_set(err, r, "CONNECT_FAILED: the computer is not "
 		    "running");
-	} else if ((r = fake_fence_check(c->id, args, err, errlen)) == 0)
+	} else if ((r = fake_fence_check(c->id, args, err)) == 0)
 		r = fake_dispatch(u, op, args, in, inlen, result, out, outlen);
-	if (r != 0 && err[0] == '\0')
-		snprintf(err, errlen, "%s: %s", err_name(r), err_message(r));
+	if (r != 0 && err->msg[0] == '\0')
+		errmsg_set(err, r, "%s: %s", err_name(r), err_message(r));
 	json_decref(args);
 	return r;
 }

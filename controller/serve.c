@@ -1127,7 +1127,8 @@ serve_main(int argc, char **argv)
 	struct provider		*prov = NULL;
 	struct store		*s = NULL;
 	struct lws_vhost	*vh;
-	char			 err[512], host[256], tok[SECRET_MAX + 1];
+	struct errmsg		 err;
+	char			 host[256], tok[SECRET_MAX + 1];
 	const char		*envtok;
 	int			 next, port, r, lvl, changed;
 	int			 status = CLI_EXIT_ERROR;
@@ -1138,8 +1139,8 @@ serve_main(int argc, char **argv)
 		return CLI_EXIT_OK;
 	}
 	if (config_parse(opts, sizeof opts / sizeof opts[0], argc, argv,
-	    &next, err, sizeof err) != 0) {
-		cli_error("%s", err);
+	    &next, &err) != 0) {
+		cli_error("%s", err.msg);
 		return serve_usage(stderr);
 	}
 	if (next != argc)
@@ -1196,14 +1197,14 @@ serve_main(int argc, char **argv)
 	pc.allow_shared_user = shared_ok != 0;
 	pc.ctx = serve_ctx;
 	pc.vhost = serve_inner;
-	if (provider_new(&prov, provider, &pc, err, sizeof err) != 0) {
-		cli_error("CONFIG_INVALID: %s", err);
+	if (provider_new(&prov, provider, &pc, &err) != 0) {
+		cli_error("CONFIG_INVALID: %s", err.msg);
 		status = CLI_EXIT_USAGE;
 		goto out;
 	}
 	/* Open (and migrate) now so a broken store stops start-up. */
-	if ((r = store_open(&s, data_dir, err, sizeof err)) != 0) {
-		cli_error("%s: %s", err_name(r), err);
+	if ((r = store_open(&s, data_dir, &err)) != 0) {
+		cli_error("%s: %s", err_name(r), err.msg);
 		goto out;
 	}
 	serve_api.store_url = data_dir;

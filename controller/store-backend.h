@@ -8,10 +8,11 @@
 
 #include "store.h"
 
+struct errmsg;
+
 struct store_ops {
 	const char	*name;
-	int	(*open)(void **impl, const char *where, char *err,
-		    size_t errlen);
+	int	(*open)(void **impl, const char *where, struct errmsg *err);
 	void	(*close)(void *impl);
 	int	(*schema_version)(void *impl, int64_t *version);
 	int	(*begin)(void *impl);

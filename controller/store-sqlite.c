@@ -280,7 +280,36 @@ sq_exec(sqlite3 *db, const char *sql)
 }
 
 static int
-sq_migrate(struct sq *q, char *err, size_t errlen)
+sq_begin(void *impl)
+{
+	return sq_exec(((struct sq *)impl)->db, "BEGIN IMMEDIATE");
+}
+
+static int
+sq_commit(void *impl)
+{
+	return sq_exec(((struct sq *)impl)->db, "COMMIT");
+}
+
+static void
+sq_rollback(void *impl)
+{
+	sq_exec(((struct sq *)impl)->db, "ROLLBACK");
+}
+
+/* store_end()'s twin for the migrations, which run before a store exists. */
+static int
+sq_end(struct sq *q, int r)
+{
+	if (r == 0)
+		r = sq_commit(q);
+	if (r != 0)
+		sq_rollback(q);
+	return r;
+}
+
+static int
+sq_migrate(struct sq *q, struct errmsg *err)
 {
 	sqlite3_stmt	*st;
 	int64_t		 have = 0;
@@ -304,40 +333,37 @@ sq_migrate(struct sq *q, char *err, size_t errlen)
 		goto fail;
 	for (i = 0; i < SQ_NMIGRATIONS; i++) {
 		/* Re-check inside the lock: another process may have won. */
-		if ((r = sq_exec(q->db, "BEGIN IMMEDIATE")) != 0)
+		if ((r = sq_begin(q)) != 0)
 			goto fail;
 		st = sq_prepare(q, &r, "SELECT coalesce(max(version), 0) "
 		    "FROM schema_migrations", "");
 		if (st == NULL) {
-			sq_exec(q->db, "ROLLBACK");
+			(void)sq_end(q, r);
 			goto fail;
 		}
 		if (sqlite3_step(st) == SQLITE_ROW)
 			have = sqlite3_column_int64(st, 0);
 		sq_release(q, st);
 		if ((int64_t)i < have) {
-			sq_exec(q->db, "COMMIT");
+			(void)sq_end(q, 0);
 			continue;
 		}
-		if ((r = sq_exec(q->db, sq_migrations[i])) != 0 ||
-		    (r = sq_done(q, sq_prepare(q, &r,
-		    "INSERT INTO schema_migrations VALUES (?, ?)", "ii",
-		    (int64_t)i + 1, store_now_ms()), &r)) != 0) {
-			sq_exec(q->db, "ROLLBACK");
-			goto fail;
-		}
-		if ((r = sq_exec(q->db, "COMMIT")) != 0)
+		if ((r = sq_exec(q->db, sq_migrations[i])) == 0)
+			r = sq_done(q, sq_prepare(q, &r, "INSERT INTO "
+			    "schema_migrations VALUES (?, ?)", "ii",
+			    (int64_t)i + 1, store_now_ms()), &r);
+		if ((r = sq_end(q, r)) != 0)
 			goto fail;
 	}
 	return 0;
 fail:
-	snprintf(err, errlen, "state store migration failed: %s",
+	errmsg_set(err, r, "state store migration failed: %s",
 	    sqlite3_errmsg(q->db));
 	return r;
 }
 
 static int
-sq_open(void **impl, const char *path, char *err, size_t errlen)
+sq_open(void **impl, const char *path, struct errmsg *err)
 {
 	struct sq	*q;
 	int		 r = ERR_STORE, rc;
@@ -347,7 +373,7 @@ sq_open(void **impl, const char *path, char *err, size_t errlen)
 	rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
-		snprintf(err, errlen, "cannot open the state store: %s",
+		errmsg_set(err, r, "cannot open the state store: %s",
 		    q->db != NULL ? sqlite3_errmsg(q->db) : "out of memory");
 		goto out;
 	}
@@ -355,11 +381,11 @@ sq_open(void **impl, const char *path, char *err, size_t errlen)
 	if ((r = sq_exec(q->db, "PRAGMA journal_mode=WAL")) != 0 ||
 	    (r = sq_exec(q->db, "PRAGMA synchronous=NORMAL")) != 0 ||
 	    (r = sq_exec(q->db, "PRAGMA foreign_keys=ON")) != 0) {
-		snprintf(err, errlen, "cannot set up the state store: %s",
+		errmsg_set(err, r, "cannot set up the state store: %s",
 		    sqlite3_errmsg(q->db));
 		goto out;
 	}
-	if ((r = sq_migrate(q, err, errlen)) != 0)
+	if ((r = sq_migrate(q, err)) != 0)
 		goto out;
 	*impl = q;
 	q = NULL;
@@ -403,24 +429,6 @@ sq_schema_version(void *impl, int64_t *v)
 		r = ERR_STORE;
 	sq_release(q, st);
 	return r;
-}
-
-static int
-sq_begin(void *impl)
-{
-	return sq_exec(((struct sq *)impl)->db, "BEGIN IMMEDIATE");
-}
-
-static int
-sq_commit(void *impl)
-{
-	return sq_exec(((struct sq *)impl)->db, "COMMIT");
-}
-
-static void
-sq_rollback(void *impl)
-{
-	sq_exec(((struct sq *)impl)->db, "ROLLBACK");
 }
 
 static int

@@ -30,7 +30,7 @@ store_now_ms(void)
 }
 
 int
-store_open(struct store **out, const char *url, char *err, size_t errlen)
+store_open(struct store **out, const char *url, struct errmsg *err)
 {
 	struct store	*s;
 	const char	*where = url;
@@ -41,22 +41,19 @@ store_open(struct store **out, const char *url, char *err, size_t errlen)
 	if (strncmp(url, "sqlite:", 7) == 0)
 		where = url + 7;
 	else if (strstr(url, "://") != NULL) {
-		snprintf(err, errlen, "unsupported state store '%.*s'",
-		    (int)(strstr(url, "://") - url), url);
-		return ERR_CONFIG;
+		return errmsg_set(err, ERR_CONFIG, "unsupported state store "
+		    "'%.*s'", (int)(strstr(url, "://") - url), url);
 	} else {
 		/* A directory: the embedded default under DATA_DIR. */
 		if ((size_t)snprintf(path, sizeof path, "%s/state.db", url) >=
-		    sizeof path) {
-			snprintf(err, errlen, "the data directory path is too "
-			    "long");
-			return ERR_CONFIG;
-		}
+		    sizeof path)
+			return errmsg_set(err, ERR_CONFIG, "the data directory "
+			    "path is too long");
 		where = path;
 	}
 	s = xcalloc(1, sizeof *s);
 	s->ops = &store_sqlite_ops;
-	if ((r = s->ops->open(&s->impl, where, err, errlen)) != 0) {
+	if ((r = s->ops->open(&s->impl, where, err)) != 0) {
 		free(s);
 		return r;
 	}
@@ -97,6 +94,16 @@ int store_begin(struct store *s) { return s->ops->begin(s->impl); }
 int store_commit(struct store *s) { return s->ops->commit(s->impl); }
 void store_rollback(struct store *s) { s->ops->rollback(s->impl); }
 int store_in_tx(struct store *s) { return s->ops->in_tx(s->impl); }
+
+int
+store_end(struct store *s, int r)
+{
+	if (r == 0)
+		r = store_commit(s);
+	if (r != 0)
+		store_rollback(s);
+	return r;
+}
 
 int
 store_computer_create(struct store *s, const struct store_computer *c)

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct errmsg;
+
 #define STORE_ID_MAX	64
 #define STORE_REF_MAX	1024
 #define STORE_TEXT_MAX	2048
@@ -76,8 +78,7 @@ struct store_event {
  * Open the store named by url: "sqlite:PATH", or a plain directory (then
  * DIR/state.db).  Creates and migrates the schema.  err gets a sentence.
  */
-int	 store_open(struct store **out, const char *url, char *err,
-	    size_t errlen);
+int	 store_open(struct store **out, const char *url, struct errmsg *err);
 void	 store_free(struct store *s);
 /* Backend name ("sqlite") and schema version, for health. */
 const char *store_backend(const struct store *s);
@@ -88,6 +89,12 @@ int	 store_health(struct store *s);
 int	 store_begin(struct store *s);
 int	 store_commit(struct store *s);
 void	 store_rollback(struct store *s);
+/*
+ * End what store_begin() opened: commit when r is 0, roll back when r is
+ * an error or the commit fails.  Returns the final code, so a
+ * read-modify-write frame is "begin ... out: return store_end(s, r);".
+ */
+int	 store_end(struct store *s, int r);
 /* 1 while a transaction is open (a handle must not be reused then). */
 int	 store_in_tx(struct store *s);
 

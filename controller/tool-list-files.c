@@ -10,22 +10,22 @@
 #include "tool.h"
 
 static int
-list_files_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
+list_files_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { "path", NULL };
 	const char	*path = ".";
 	char		 e[JSONX_ERRLEN];
 	int		 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
 	if ((r = jsonx_str(t->args, "path", 4096, &path, e)) != 0 &&
 	    r != ERR_NOT_FOUND) {
-		snprintf(err, errlen, "%s", e);
+		errmsg_set(err, r, "%s", e);
 		return r;
 	}
 	return tool_guest(t, "file.list", json_pack("{s:s}", "path", path), 0,
-	    NULL, 0, result, NULL, NULL, err, errlen);
+	    NULL, 0, result, NULL, NULL, err);
 }
 
 const struct tool_entry tool_list_files_entry = {

@@ -18,19 +18,19 @@
 #include "tool-observe.h"
 
 int
-observe_open_desktop(struct tool_ctx *t, char *err, size_t errlen)
+observe_open_desktop(struct tool_ctx *t, struct errmsg *err)
 {
 	json_t	*res = NULL;
 	int	 r;
 
 	r = tool_guest(t, "display.open", json_object(), 1, NULL, 0, &res,
-	    NULL, NULL, err, errlen);
+	    NULL, NULL, err);
 	json_decref(res);
 	return r;
 }
 
 static int
-observe_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
+observe_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { "format", "quality", "max_width",
 	    "max_height", "since_frame", "region", NULL };
@@ -43,16 +43,16 @@ observe_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
 	const char	*fmt;
 	int		 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
-	if ((r = observe_open_desktop(t, err, errlen)) != 0)
+	if ((r = observe_open_desktop(t, err)) != 0)
 		return r;
 	args = json_object();
 	for (i = 0; pass[i] != NULL; i++)
 		if ((v = json_object_get(t->args, pass[i])) != NULL)
 			json_object_set(args, pass[i], v);
 	if ((r = tool_guest(t, "display.observe", args, 0, NULL, 0, result,
-	    &img, &n, err, errlen)) != 0)
+	    &img, &n, err)) != 0)
 		return r;
 	if (json_is_true(json_object_get(*result, "unchanged"))) {
 		json_object_set_new(*result, "message", json_string(

@@ -16,7 +16,7 @@
 #define READ_MAX	(4 * 1024 * 1024)
 
 static int
-read_file_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
+read_file_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { "path", "offset", "length",
 	    NULL };
@@ -28,20 +28,21 @@ read_file_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
 	size_t		 n = 0;
 	int		 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
 	if ((r = jsonx_str(t->args, "path", 4096, &path, e)) != 0 ||
 	    ((r = jsonx_int(t->args, "offset", 0, INT64_MAX, &off, e)) != 0 &&
 	    r != ERR_NOT_FOUND) ||
 	    ((r = jsonx_int(t->args, "length", 0, READ_MAX, &len, e)) != 0 &&
 	    r != ERR_NOT_FOUND)) {
-		snprintf(err, errlen, "%s", e);
-		return r == ERR_NOT_FOUND ? ERR_BAD_REQUEST : r;
+		if (r == ERR_NOT_FOUND)
+			r = ERR_BAD_REQUEST;
+		return errmsg_set(err, r, "%s", e);
 	}
 	args = json_pack("{s:s, s:I, s:I}", "path", path, "offset",
 	    (json_int_t)off, "length", (json_int_t)len);
 	if ((r = tool_guest(t, "file.read", args, 0, NULL, 0, result, &data,
-	    &n, err, errlen)) != 0)
+	    &n, err)) != 0)
 		return r;
 	json_object_set_new(*result, "path", json_string(path));
 	if ((s = json_stringn(data != NULL ? data : "", n)) != NULL)

@@ -65,12 +65,12 @@ tool_list_json(void)
 int
 tool_guest(struct tool_ctx *t, const char *op, json_t *args, int fenced,
     const void *in, size_t inlen, json_t **result, void **out,
-    size_t *outlen, char *err, size_t errlen)
+    size_t *outlen, struct errmsg *err)
 {
 	int	 r;
 
 	if (!t->prepared && t->prepare != NULL) {
-		if ((r = t->prepare(t, err, errlen)) != 0) {
+		if ((r = t->prepare(t, err)) != 0) {
 			json_decref(args);
 			return r;
 		}
@@ -80,12 +80,11 @@ tool_guest(struct tool_ctx *t, const char *op, json_t *args, int fenced,
 	if (fenced)
 		json_object_set_new(args, "fence", json_integer(t->fence));
 	return provider_call(t->prov, t->computer, op, args, in, inlen,
-	    result, out, outlen, err, errlen);
+	    result, out, outlen, err);
 }
 
 int
-tool_only_keys(struct tool_ctx *t, const char *const *keys, char *err,
-    size_t errlen)
+tool_only_keys(struct tool_ctx *t, const char *const *keys, struct errmsg *err)
 {
 	static const char *const common[] = { "computer", "bot", "lease",
 	    "holder", NULL };
@@ -100,10 +99,9 @@ tool_only_keys(struct tool_ctx *t, const char *const *keys, char *err,
 			ok = strcmp(k, common[i]) == 0;
 		for (i = 0; keys[i] != NULL && !ok; i++)
 			ok = strcmp(k, keys[i]) == 0;
-		if (!ok) {
-			snprintf(err, errlen, "unknown argument \"%.64s\"", k);
-			return ERR_BAD_REQUEST;
-		}
+		if (!ok)
+			return errmsg_set(err, ERR_BAD_REQUEST, "unknown "
+			    "argument \"%.64s\"", k);
 	}
 	return 0;
 }

@@ -16,6 +16,8 @@
 #include "store.h"
 #include "provider.h"
 
+struct errmsg;
+
 #define TOOL_LEASE	0x01	/* mutates the computer: lease + fence */
 #define TOOL_RECORD	0x02	/* leaves an activity event */
 #define TOOL_NOSTART	0x04	/* works without a running computer */
@@ -49,8 +51,8 @@ struct tool_ctx {
 	 * Run by the first tool_guest(): takes the lease and starts the
 	 * computer, so a call refused for its arguments changes nothing.
 	 */
-	int			(*prepare)(struct tool_ctx *t, char *err,
-				    size_t errlen);
+	int			(*prepare)(struct tool_ctx *t,
+	    struct errmsg *err);
 	void			*prepare_arg;
 	int			 prepared;
 };
@@ -61,8 +63,8 @@ struct tool_entry {
 	const char	*schema;	/* JSON Schema of the tool's own args */
 	int		 flags;
 	/* 0 and *result, or ERR_* with "CODE: sentence" or a sentence in err */
-	int		(*fn)(struct tool_ctx *t, json_t **result, char *err,
-			    size_t errlen);
+	int		(*fn)(struct tool_ctx *t, json_t **result,
+	    struct errmsg *err);
 };
 
 extern const struct tool_entry	tool_shell_entry;
@@ -91,10 +93,10 @@ json_t	*tool_list_json(void);
  */
 int	tool_guest(struct tool_ctx *t, const char *op, json_t *args,
 	    int fenced, const void *in, size_t inlen, json_t **result,
-	    void **out, size_t *outlen, char *err, size_t errlen);
+	    void **out, size_t *outlen, struct errmsg *err);
 /* The tool's own args: the body without computer/bot/lease/holder. */
 int	tool_only_keys(struct tool_ctx *t, const char *const *keys,
-	    char *err, size_t errlen);
+	    struct errmsg *err);
 /* Decode standard base64; 0 or ERR_BAD_REQUEST. *out malloc'd. */
 int	tool_unbase64(const char *s, void **out, size_t *outlen);
 

@@ -190,24 +190,13 @@ cdp_free(struct cdp *c)
 static int
 cdp_flush(struct cdp *c)
 {
-	ssize_t	n;
+	int	r;
 
-	while (c->outoff < c->outlen) {
-		n = write(loop_fd_get(c->lf), c->out + c->outoff,
-		    c->outlen - c->outoff);
-		if (n > 0) {
-			c->outoff += (size_t)n;
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			loop_fd_want_write(c->lf);
-			return 0;
-		}
+	r = loop_fd_write_pending(c->lf, c->out, c->outlen, &c->outoff);
+	if (r < 0)
 		return ERR_CONNECT;
-	}
-	c->outoff = c->outlen = 0;
+	if (r > 0)
+		c->outoff = c->outlen = 0;
 	return 0;
 }
 

@@ -2109,19 +2109,8 @@ static struct lws_protocols deskserver_protocols[] = {
 int
 deskserver_start(struct lws_context *ctx, const char *host, int port)
 {
-	struct lws_context_creation_info	info;
-
-	memset(&info, 0, sizeof info);
-	info.port = port;
-	info.iface = host;
-	info.protocols = deskserver_protocols;
-	info.vhost_name = "compat";
-	info.gid = -1;
-	info.uid = -1;
-	/* lws 4.1 ignores an IPv4 iface while IPv6 is on. */
-	if (strchr(host, ':') == NULL)
-		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-	if ((deskserver_vh = lws_create_vhost(ctx, &info)) == NULL)
+	if ((deskserver_vh = loop_listen(ctx, "compat", host, port,
+	    deskserver_protocols)) == NULL)
 		return ERR_CONNECT;
 	deskserver_port_bound = lws_get_vhost_listen_port(deskserver_vh);
 	log_info("compat.listening", "addr=%s port=%d", host,

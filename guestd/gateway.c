@@ -219,24 +219,13 @@ gw_rx_pause(struct gateway_conn *g, int on)
 static int
 gw_write_up(struct gateway_conn *g)
 {
-	ssize_t	n;
+	int	r;
 
-	while (g->pendoff < g->pendlen) {
-		n = write(loop_fd_get(g->up), g->pend + g->pendoff,
-		    g->pendlen - g->pendoff);
-		if (n > 0) {
-			g->pendoff += (size_t)n;
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			loop_fd_want_write(g->up);
-			return 0;
-		}
+	r = loop_fd_write_pending(g->up, g->pend, g->pendlen, &g->pendoff);
+	if (r < 0)
 		gw_close(g, GW_BY_UPSTREAM);
+	if (r <= 0)
 		return 0;
-	}
 	g->pendoff = g->pendlen = 0;
 	return 1;
 }
@@ -879,23 +868,12 @@ int
 gateway_start(struct lws_context *ctx, const char *host, int port,
     const char *page_dir)
 {
-	struct lws_context_creation_info	info;
-
 	if (page_dir != NULL && *page_dir != '\0') {
 		if (realpath(page_dir, gw_page_dir) == NULL)
 			return ERR_CONFIG;
 	}
-	memset(&info, 0, sizeof info);
-	info.port = port;
-	info.iface = host;
-	info.protocols = gw_protocols;
-	info.vhost_name = "gateway";
-	info.gid = -1;
-	info.uid = -1;
-	/* lws 4.1 ignores an IPv4 iface while IPv6 is on. */
-	if (strchr(host, ':') == NULL)
-		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-	if ((gw_vh = lws_create_vhost(ctx, &info)) == NULL)
+	if ((gw_vh = loop_listen(ctx, "gateway", host, port,
+	    gw_protocols)) == NULL)
 		return ERR_CONNECT;
 	gw_port_bound = lws_get_vhost_listen_port(gw_vh);
 	log_info("gateway.listening", "addr=%s port=%d pages=%s", host,

@@ -151,6 +151,29 @@ loop_signal_cb(struct loop_fd *lf, int events, void *arg)
 		loop_reap();
 }
 
+int
+loop_listen_options(const char *host)
+{
+	return strchr(host, ':') == NULL ? LWS_SERVER_OPTION_DISABLE_IPV6 : 0;
+}
+
+struct lws_vhost *
+loop_listen(struct lws_context *ctx, const char *name, const char *host,
+    int port, const struct lws_protocols *protocols)
+{
+	struct lws_context_creation_info	info;
+
+	memset(&info, 0, sizeof info);
+	info.port = port;
+	info.iface = host;
+	info.protocols = protocols;
+	info.vhost_name = name;
+	info.gid = -1;
+	info.uid = -1;
+	info.options = loop_listen_options(host);
+	return lws_create_vhost(ctx, &info);
+}
+
 void
 loop_init(struct lws_context *ctx, struct lws_vhost *vh)
 {
@@ -298,6 +321,29 @@ loop_fd_want_write(struct loop_fd *lf)
 		lws_sul_schedule(loop_ctx, 0, &lf->rearm, loop_fd_rearm, 0);
 	else
 		lws_callback_on_writable(lf->wsi);
+}
+
+int
+loop_fd_write_pending(struct loop_fd *lf, const void *p, size_t len,
+    size_t *off)
+{
+	ssize_t	n;
+
+	while (*off < len) {
+		n = write(lf->fd, (const char *)p + *off, len - *off);
+		if (n > 0) {
+			*off += (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			loop_fd_want_write(lf);
+			return 0;
+		}
+		return -1;
+	}
+	return 1;
 }
 
 void

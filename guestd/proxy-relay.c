@@ -404,23 +404,12 @@ proxy_relay_conn_error(struct proxy_relay_conn *rc, const char *status)
 static int
 proxy_relay_flush(struct proxy_relay_buf *b, struct loop_fd *lf)
 {
-	ssize_t	n;
+	int	r;
 
-	while (b->off < b->len) {
-		n = write(loop_fd_get(lf), b->data + b->off, b->len - b->off);
-		if (n > 0) {
-			b->off += (size_t)n;
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			loop_fd_want_write(lf);
-			return 0;
-		}
+	if ((r = loop_fd_write_pending(lf, b->data, b->len, &b->off)) < 0)
 		return -1;
-	}
-	b->off = b->len = 0;
+	if (r > 0)
+		b->off = b->len = 0;
 	return 0;
 }
 

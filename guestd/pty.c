@@ -694,8 +694,7 @@ pty_flush_in(struct pty_client *c)
 {
 	struct pty_event	 ev;
 	const char		*why;
-	size_t			 used = 0;
-	ssize_t			 n;
+	size_t			 used = 0, off;
 	int			 r, held = 0;
 
 	while (used < c->pendlen && c->mlf != NULL && c->close_code == 0) {
@@ -712,16 +711,13 @@ pty_flush_in(struct pty_client *c)
 			pty_resize(c, ev.cols, ev.rows);
 		if (ev.type != PTY_EV_STDIN)
 			continue;
-		n = write(loop_fd_get(c->mlf), ev.data, ev.n);
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-		    errno == EINTR))
-			n = 0;
-		else if (n == -1)
-			n = (ssize_t)ev.n;	/* hung up: HUP follows */
-		if ((size_t)n < ev.n) {
-			pty_frame_unread(&c->fr, ev.n - (size_t)n);
-			used -= ev.n - (size_t)n;
-			loop_fd_want_write(c->mlf);
+		off = 0;
+		if (loop_fd_write_pending(c->mlf, ev.data, ev.n, &off) < 0)
+			off = ev.n;	/* hung up: HUP follows */
+		if (off < ev.n) {
+			/* Writability is asked for; the timer is the backstop. */
+			pty_frame_unread(&c->fr, ev.n - off);
+			used -= ev.n - off;
 			if (c->retry_t == NULL) {
 				c->retry_ms = c->retry_ms == 0 ? PTY_RETRY_MS :
 				    c->retry_ms * 2 > PTY_RETRY_MAX_MS ?

@@ -161,8 +161,8 @@ static void
 rfb_relay_up(struct rfb_relay *rl)
 {
 	size_t	used = 0;
-	ssize_t	len, n;
-	int	type, blocked = 0;
+	ssize_t	len;
+	int	type, blocked = 0, r;
 
 	if (rl->pair == NULL)
 		return;
@@ -189,20 +189,14 @@ rfb_relay_up(struct rfb_relay *rl)
 			rl->cur = (size_t)len;
 			rl->curoff = 0;
 		}
-		n = write(loop_fd_get(rl->pair), rl->in + used + rl->curoff,
-		    rl->cur - rl->curoff);
-		if (n > 0) {
-			rl->curoff += (size_t)n;
-			if (rl->curoff == rl->cur) {
-				used += rl->cur;
-				rl->cur = 0;
-			}
+		r = loop_fd_write_pending(rl->pair, rl->in + used, rl->cur,
+		    &rl->curoff);
+		if (r > 0) {
+			used += rl->cur;
+			rl->cur = 0;
 			continue;
 		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			loop_fd_want_write(rl->pair);
+		if (r == 0) {
 			blocked = 1;
 			break;
 		}
@@ -222,25 +216,17 @@ rfb_relay_down(struct rfb_relay *rl)
 {
 	ssize_t	n;
 	size_t	k;
-	int	got = 0;
+	int	got = 0, r;
 
 	for (;;) {
-		if (rl->outoff < rl->outlen) {
-			n = write(loop_fd_get(rl->tcp), rl->out + rl->outoff,
-			    rl->outlen - rl->outoff);
-			if (n > 0) {
-				rl->outoff += (size_t)n;
-				continue;
-			}
-			if (n == -1 && errno == EINTR)
-				continue;
-			if (n == -1 && (errno == EAGAIN ||
-			    errno == EWOULDBLOCK)) {
-				loop_fd_want_write(rl->tcp);
-				if (rl->pair != NULL)
-					loop_fd_want_read(rl->pair, 0);
-				break;
-			}
+		r = loop_fd_write_pending(rl->tcp, rl->out, rl->outlen,
+		    &rl->outoff);
+		if (r == 0) {
+			if (rl->pair != NULL)
+				loop_fd_want_read(rl->pair, 0);
+			break;
+		}
+		if (r < 0) {
 			rfb_relay_close(rl);
 			return;
 		}

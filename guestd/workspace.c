@@ -2024,27 +2024,20 @@ static int
 ws_import_data(struct control_stream *s, const uint8_t *p, size_t n, int end)
 {
 	struct ws_job	*j = (struct ws_job *)s;
-	ssize_t		 w;
+	int		 r;
 
 	j->busy = 0;
 	if (j->consumed > n)	/* not the frame we held: start over */
 		j->consumed = 0;
-	while (!j->discard && j->lf != NULL && j->consumed < n) {
-		w = write(loop_fd_get(j->lf), p + j->consumed,
-		    n - j->consumed);
-		if (w > 0) {
-			j->consumed += (size_t)w;
-			continue;
-		}
-		if (w == -1 && errno == EINTR)
-			continue;
-		if (w == -1 && errno == EAGAIN) {
+	if (!j->discard && j->lf != NULL && j->consumed < n) {
+		r = loop_fd_write_pending(j->lf, p, n, &j->consumed);
+		if (r == 0) {
 			j->busy = 1;
-			loop_fd_want_write(j->lf);
 			return ERR_BUSY;
 		}
 		/* EPIPE: the worker failed early and will say why. */
-		j->discard = 1;
+		if (r < 0)
+			j->discard = 1;
 	}
 	j->consumed = 0;
 	if (end) {

@@ -43,9 +43,9 @@ static struct store *
 open_store(void)
 {
 	struct store	*s = NULL;
-	char		 err[256];
+	struct errmsg	 err;
 
-	assert_int_equal(store_open(&s, unit_tmpdir, err, sizeof err), 0);
+	assert_int_equal(store_open(&s, unit_tmpdir, &err), 0);
 	return s;
 }
 

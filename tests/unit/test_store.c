@@ -41,9 +41,9 @@ static struct store *
 open_store(void)
 {
 	struct store	*s = NULL;
-	char		 err[256];
+	struct errmsg	 err;
 
-	assert_int_equal(store_open(&s, unit_tmpdir, err, sizeof err), 0);
+	assert_int_equal(store_open(&s, unit_tmpdir, &err), 0);
 	assert_non_null(s);
 	return s;
 }
@@ -62,12 +62,34 @@ add_computer(struct store *s, const char *id)
 	assert_int_equal(store_computer_create(s, &c), 0);
 }
 
+/* store_end: an error rolls the frame back, 0 commits it. */
+static void
+test_end(void **state)
+{
+	struct store		*s;
+	struct store_computer	 c;
+
+	(void)state;
+	s = open_store();
+	assert_int_equal(store_begin(s), 0);
+	add_computer(s, "gone");
+	assert_int_equal(store_end(s, ERR_BUSY), ERR_BUSY);
+	assert_false(store_in_tx(s));
+	assert_int_equal(store_computer_get(s, "gone", &c), ERR_NOT_FOUND);
+	assert_int_equal(store_begin(s), 0);
+	add_computer(s, "kept");
+	assert_int_equal(store_end(s, 0), 0);
+	assert_false(store_in_tx(s));
+	assert_int_equal(store_computer_get(s, "kept", &c), 0);
+	store_free(s);
+}
+
 static void
 test_migrate_reopen(void **state)
 {
 	struct store	*s;
 	int64_t		 v1, v2;
-	char		 err[256];
+	struct errmsg	 err;
 
 	s = open_store();
 	assert_string_equal(store_backend(s), "sqlite");
@@ -79,7 +101,7 @@ test_migrate_reopen(void **state)
 	assert_int_equal(v1, v2);
 	assert_int_equal(store_health(s), 0);
 	store_free(s);
-	assert_int_equal(store_open(&s, "postgres://x/y", err, sizeof err),
+	assert_int_equal(store_open(&s, "postgres://x/y", &err),
 	    ERR_CONFIG);
 	assert_null(s);
 }
@@ -247,6 +269,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_migrate_reopen, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_uids, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_computers, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
