@@ -30,6 +30,13 @@ tool_stored_rev(struct tool_ctx *t, struct store_home_rev *h, char *err,
 	memset(h, 0, sizeof *h);
 	if (t->data_dir == NULL)
 		return 0;
+	/*
+	 * Only a computer stopped on purpose (a stop, an idle suspend) is
+	 * looked at in its store: one whose machine died is "running" still
+	 * and its next call brings a machine back (C-11).
+	 */
+	if (strcmp(c->state, "stopped") != 0)
+		return 0;
 	if (strcmp(c->provider, provider_name(t->prov)) == 0 &&
 	    provider_alive(t->prov, c) == 1)
 		return 0;

@@ -17,9 +17,10 @@
 #include "tool.h"
 
 /*
- * 1 when t's computer has no live machine (stopped, gone, or of another
- * provider type) and its home has a revision, *h the newest; 0 when its
- * machine is to be asked; < 0 a state store error (err set).
+ * 1 when t's computer is stopped (its row says so and no machine of this
+ * provider type is alive) and its home has a revision, *h the newest; 0
+ * when its machine is to be asked (started if need be); < 0 a state
+ * store error (err set).
  */
 int	tool_stored_rev(struct tool_ctx *t, struct store_home_rev *h,
 	    char *err, size_t errlen);
