@@ -268,6 +268,16 @@ hl_get_read(struct home_get *g, void *buf, size_t max, struct errmsg *e)
 	return n;
 }
 
+/* Skipped bytes are never read: listing a large home reads its headers. */
+static int64_t
+hl_get_skip(struct home_get *g, int64_t n, struct errmsg *e)
+{
+	if (lseek(g->fd, (off_t)n, SEEK_CUR) == (off_t)-1)
+		return errmsg_set(e, err_from_errno(errno), "cannot seek in "
+		    "the revision: %s", strerror(errno));
+	return n;
+}
+
 static void
 hl_get_close(struct home_get *g)
 {
@@ -411,6 +421,7 @@ const struct home_store_ops home_local_ops = {
 	.get_open = hl_get_open,
 	.get_read = hl_get_read,
 	.get_close = hl_get_close,
+	.get_skip = hl_get_skip,
 	.list = hl_list,
 	.prune = hl_prune,
 	.mark_latest = hl_mark_latest,

@@ -101,6 +101,15 @@ home_get_close(struct home_store *hs, struct home_get *g)
 		hs->ops->get_close(g);
 }
 
+int64_t
+home_get_skip(struct home_store *hs, struct home_get *g, int64_t n,
+    struct errmsg *e)
+{
+	if (hs->ops->get_skip == NULL)
+		return 0;
+	return hs->ops->get_skip(g, n, e);
+}
+
 int
 home_list(struct home_store *hs, const char *key, int64_t **out, size_t *n,
     struct errmsg *e)

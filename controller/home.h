@@ -48,6 +48,8 @@ struct home_store_ops {
 	ssize_t	(*get_read)(struct home_get *, void *p, size_t max,
 		    struct errmsg *e);
 	void	(*get_close)(struct home_get *);
+	/* Optional: pass over n bytes without reading them; n or < 0. */
+	int64_t	(*get_skip)(struct home_get *, int64_t n, struct errmsg *e);
 	/* Revisions held, ascending; *out malloc'd. */
 	int	(*list)(struct home_store *, const char *key, int64_t **out,
 		    size_t *n, struct errmsg *e);
@@ -85,6 +87,9 @@ int	home_get_open(struct home_store *hs, const char *key, int64_t rev,
 ssize_t	home_get_read(struct home_store *hs, struct home_get *g, void *buf,
 	    size_t max, struct errmsg *e);
 void	home_get_close(struct home_store *hs, struct home_get *g);
+/* Bytes passed over (0: the store cannot skip; read instead), < 0 error. */
+int64_t	home_get_skip(struct home_store *hs, struct home_get *g, int64_t n,
+	    struct errmsg *e);
 int	home_list(struct home_store *hs, const char *key, int64_t **out,
 	    size_t *n, struct errmsg *e);
 int	home_prune(struct home_store *hs, const char *key,

@@ -62,10 +62,14 @@ ev=$(api GET '/v1/computers/team/activity?limit=1000')
 t_contains "$ev" '"kind":"computer.checkpoint"' "checkpoint event"
 t_contains "$ev" 'revision 2, ' "event carries the revision"
 
-# The machine is gone (deleted by hand): the next call restores it first.
+# The machine is gone (deleted by hand): a read is answered from the
+# store (C-15), the next call that needs the machine restores it first.
 rm -rf "$CTL_DATA/computers/team"
 r=$(api POST /v1/tools/read_file '{"computer":"team","bot":"alice","path":"bots/alice/notes.txt"}')
-t_contains "$r" '"content":"hello"' "restored before the first call"
+t_contains "$r" '"content":"hello"' "a stopped computer read from its store"
+t_contains "$r" '"stored":{"revision":2' "from its newest revision"
+r=$(api POST /v1/tools/shell '{"computer":"team","bot":"alice","command":"cat notes.txt"}')
+t_contains "$r" 'hello' "restored before the first call"
 t_eq "$(tree_sum "$HOME_DIR")" "$BEFORE" "workspace byte-identical"
 t_contains "$(api GET '/v1/computers/team/activity?limit=1000')" \
     '"kind":"computer.restore"' "restore event"
