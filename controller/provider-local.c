@@ -54,6 +54,7 @@
 #include "token.h"
 #include "guest-client.h"
 #include "provider.h"
+#include "queue-compat.h"
 #include "task.h"
 #include "xmalloc.h"
 
@@ -79,12 +80,12 @@ struct lconn {
 	struct gclient		*c;
 	int			 refs;
 	int			 connecting;
-	int			 dead;
+	int			 dead;		/* unlinked */
 	struct task_cond	 cv;		/* connecting finished */
-	struct lconn		*next;
+	LIST_ENTRY(lconn)	 entry;		/* in local_conns until dead */
 };
 
-static struct lconn	*local_conns;
+static LIST_HEAD(, lconn) local_conns = LIST_HEAD_INITIALIZER(local_conns);
 
 struct local_ref {
 	long	 pid;
@@ -163,16 +164,10 @@ local_conn_free(struct lconn *l)
 static void
 local_conn_kill(struct lconn *l)
 {
-	struct lconn	**pp;
-
 	if (l->dead)
 		return;
 	l->dead = 1;
-	for (pp = &local_conns; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == l) {
-			*pp = l->next;
-			break;
-		}
+	LIST_REMOVE(l, entry);
 	if (l->refs == 0)
 		local_conn_free(l);
 }
@@ -190,8 +185,7 @@ local_conn_drop(const char *id)
 {
 	struct lconn	*l, *next;
 
-	for (l = local_conns; l != NULL; l = next) {
-		next = l->next;
+	LIST_FOREACH_SAFE(l, &local_conns, entry, next) {
 		if (strcmp(l->id, id) == 0)
 			local_conn_kill(l);
 	}
@@ -1044,15 +1038,14 @@ local_conn_get(struct provider *p, const struct store_computer *c,
 
 	*out = NULL;
 	(void)local_ref_parse(c, &ref);
-	for (l = local_conns; l != NULL; l = l->next)
+	LIST_FOREACH(l, &local_conns, entry)
 		if (strcmp(l->id, c->id) == 0 && l->port == ref.port)
 			break;
 	if (l == NULL) {
 		l = xcalloc(1, sizeof *l);
 		snprintf(l->id, sizeof l->id, "%s", c->id);
 		l->port = ref.port;
-		l->next = local_conns;
-		local_conns = l;
+		LIST_INSERT_HEAD(&local_conns, l, entry);
 	}
 	l->refs++;
 	/* Opened by this call (or one it waited for): it cannot be stale. */

@@ -65,7 +65,7 @@ struct task {
 	enum task_state		 state;
 	void			(*fn)(void *);
 	void			*arg;
-	struct task		*next_ready;
+	STAILQ_ENTRY(task)	 ready;		/* while TASK_READY */
 	/* The current wait. */
 	lws_sorted_usec_list_t	 timer;
 	int			 timed_out;
@@ -76,17 +76,19 @@ struct task {
 #endif
 };
 
+/* On the waiting task's stack; broadcast unlinks it, or a timeout. */
 struct task_waiter {
 	struct task		*t;
-	struct task_waiter	*next;
+	int			 linked;
+	LIST_ENTRY(task_waiter)	 entry;
 };
 
 static struct lws_context	*task_ctx;
 static struct lws_vhost		*task_vh;
 static ucontext_t		 task_loop_uc;
 static struct task		*task_cur;
-static struct task		*task_ready_head, **task_ready_tail =
-				    &task_ready_head;
+static STAILQ_HEAD(, task)	 task_ready_q =
+				    STAILQ_HEAD_INITIALIZER(task_ready_q);
 static lws_sorted_usec_list_t	 task_run_sul;
 static int			 task_run_armed;
 static int			 task_alive;
@@ -186,9 +188,7 @@ task_make_ready(struct task *t)
 	    (t->state != TASK_WAITING && t->state != TASK_NEW))
 		return;
 	t->state = TASK_READY;
-	t->next_ready = NULL;
-	*task_ready_tail = t;
-	task_ready_tail = &t->next_ready;
+	STAILQ_INSERT_TAIL(&task_ready_q, t, ready);
 	if (!task_run_armed) {
 		task_run_armed = 1;
 		lws_sul_schedule(task_ctx, 0, &task_run_sul, task_run_ready, 0);
@@ -248,10 +248,8 @@ task_run_ready(lws_sorted_usec_list_t *sul)
 
 	(void)sul;
 	task_run_armed = 0;
-	while ((t = task_ready_head) != NULL) {
-		task_ready_head = t->next_ready;
-		if (task_ready_head == NULL)
-			task_ready_tail = &task_ready_head;
+	while ((t = STAILQ_FIRST(&task_ready_q)) != NULL) {
+		STAILQ_REMOVE_HEAD(&task_ready_q, ready);
 		task_resume(t);
 	}
 }
@@ -342,18 +340,6 @@ task_sleep(int64_t ms)
 
 /* ---- conditions ------------------------------------------------------- */
 
-static void
-task_cond_unlink(struct task_cond *cv, struct task_waiter *w)
-{
-	struct task_waiter	**pp;
-
-	for (pp = &cv->head; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == w) {
-			*pp = w->next;
-			return;
-		}
-}
-
 int
 task_cond_wait(struct task_cond *cv, int64_t timeout_ms)
 {
@@ -363,12 +349,13 @@ task_cond_wait(struct task_cond *cv, int64_t timeout_ms)
 	if (t == NULL)
 		return ERR_INTERNAL;
 	w.t = t;
-	w.next = cv->head;
-	cv->head = &w;
+	w.linked = 1;
+	LIST_INSERT_HEAD(&cv->waiters, &w, entry);
 	task_timer_arm(t, timeout_ms);
 	task_park();
 	task_timer_disarm(t);
-	task_cond_unlink(cv, &w);	/* still linked after a timeout */
+	if (w.linked)		/* still linked after a timeout */
+		LIST_REMOVE(&w, entry);
 	return t->timed_out ? ERR_TIMEOUT : 0;
 }
 
@@ -377,8 +364,9 @@ task_cond_broadcast(struct task_cond *cv)
 {
 	struct task_waiter	*w;
 
-	while ((w = cv->head) != NULL) {
-		cv->head = w->next;
+	while ((w = LIST_FIRST(&cv->waiters)) != NULL) {
+		LIST_REMOVE(w, entry);
+		w->linked = 0;
 		task_make_ready(w->t);
 	}
 }

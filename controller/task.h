@@ -23,14 +23,17 @@
 
 #include <libwebsockets.h>
 
+#include "queue-compat.h"
+
 #define TASK_MAX		96
 #define TASK_FD_PROTOCOL	"rakazo-task-fd"
 
 struct task;
 
 struct task_waiter;
+/* All zero is an empty condition. */
 struct task_cond {
-	struct task_waiter	*head;
+	LIST_HEAD(, task_waiter) waiters;
 };
 
 /* Add to the protocol list of the vhost given to task_init(). */

@@ -10,6 +10,8 @@
 
 #include <rfb/rfb.h>
 
+#include "queue-compat.h"
+
 struct capture;
 struct display;
 struct loop_fd;
@@ -23,10 +25,10 @@ struct rfb {
 	rfbScreenInfoPtr	 s;
 	struct loop_timer	*pump;
 	struct loop_fd		*listen_lf;	/* debug port */
-	struct rfb_relay	*relays;	/* its viewers */
+	LIST_HEAD(, rfb_relay)	 relays;	/* its viewers */
 	unsigned		 nrelays;
 	int			 closing;	/* no X calls for viewers */
-	struct rfb		*next;
+	LIST_ENTRY(rfb)		 entry;		/* in rfb.c's list */
 };
 
 /* ---- rfb-debug.c --------------------------------------------------------- */

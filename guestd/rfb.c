@@ -54,6 +54,7 @@
 #include "keymap.h"
 #include "log.h"
 #include "loop.h"
+#include "queue-compat.h"
 #include "rfb.h"
 #include "rfb-int.h"
 #include "xmalloc.h"
@@ -86,7 +87,7 @@ struct rfb_viewer {
 	int			 nkeys;
 };
 
-static struct rfb	*rfb_list;
+static LIST_HEAD(, rfb)	 rfb_list = LIST_HEAD_INITIALIZER(rfb_list);
 static int		 rfb_log_set;
 
 /* Set while rfbNewClient runs: who the new viewer belongs to. */
@@ -687,7 +688,7 @@ rfb_lookup(struct display *d)
 {
 	struct rfb	*r;
 
-	for (r = rfb_list; r != NULL; r = r->next) {
+	LIST_FOREACH(r, &rfb_list, entry) {
 		if (r->d == d)
 			return r;
 	}
@@ -759,8 +760,7 @@ rfb_screen(struct display *d, struct rfb **out)
 	capture_set_damage_cb(cap, rfb_damage, r);
 	capture_set_cursor_cb(cap, rfb_cursor_changed, r);
 	rfb_cursor_changed(cap, r);
-	r->next = rfb_list;
-	rfb_list = r;
+	LIST_INSERT_HEAD(&rfb_list, r, entry);
 	*out = r;
 	return 0;
 }
@@ -777,15 +777,11 @@ rfb_display_ready(struct display *d)
 void
 rfb_display_closing(struct display *d)
 {
-	struct rfb	*r, **pp;
+	struct rfb	*r;
 
-	for (pp = &rfb_list; (r = *pp) != NULL; pp = &r->next) {
-		if (r->d == d)
-			break;
-	}
-	if (r == NULL)
+	if ((r = rfb_lookup(d)) == NULL)
 		return;
-	*pp = r->next;
+	LIST_REMOVE(r, entry);
 	if (r->cap != NULL) {
 		capture_set_damage_cb(r->cap, NULL, NULL);
 		capture_set_cursor_cb(r->cap, NULL, NULL);

@@ -187,7 +187,7 @@ t_timeout(void *arg)
 	(void)arg;
 	memset(&lone, 0, sizeof lone);
 	assert_int_equal(task_cond_wait(&lone, 5), ERR_TIMEOUT);
-	assert_null(lone.head);		/* unlinked after the timeout */
+	assert_null(LIST_FIRST(&lone.waiters));	/* unlinked after the timeout */
 	mark('t');
 }
 
