@@ -97,13 +97,19 @@ _docker_start() {
 	    >>"$run/dockerd.log" 2>&1 </dev/null &
 	echo $! >"$run/started"
 	export DOCKER_HOST="unix://$run/docker.sock"
-	# Ready: `docker info` answers (about 2 s here); bounded.
+	# Ready: `docker info` answers (about 2 s here); bounded.  A dockerd
+	# that exits at once cannot run on this machine at all (no
+	# privileges for its mounts, cgroups or network): 77, with its reason.
 	for i in $(seq 1 120); do
 		docker_answers && return 0
-		kill -0 "$(cat "$run/started")" 2>/dev/null || break
+		if ! kill -0 "$(cat "$run/started")" 2>/dev/null; then
+			DOCKER_WHY="dockerd cannot run here: $(tail -n 3 "$run/dockerd.log")"
+			rm -f "$run/started" "$run/docker.sock"
+			return 77
+		fi
 		sleep 0.5
 	done
-	DOCKER_WHY="dockerd did not come up: $(tail -n 5 "$run/dockerd.log")"
+	DOCKER_WHY="dockerd did not answer within 60 s: $(tail -n 5 "$run/dockerd.log")"
 	_docker_kill
 	return 1
 }
