@@ -51,7 +51,7 @@ trap 'exit 1' INT TERM
 (cd "$top" && tar -cf - \
     --exclude='*.o' --exclude='*.a' --exclude=.deps --exclude=.dirstamp \
     --exclude=node_modules --exclude='image/brave/*.deb' \
-    configure.ac Makefile.am README.md common guestd controller man \
+    configure.ac Makefile.am common guestd controller man \
     term image) | tar -C "$ctx" -xf -
 (cd "$top" && tar -cf - term/node_modules/@xterm) | tar -C "$ctx" -xf -
 if [ -n "$brave_deb" ]; then
