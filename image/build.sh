@@ -3,7 +3,8 @@
 # print its size.
 #
 #   image/build.sh [--tag NAME] [--base IMAGE] [--browser chromium|brave]
-#                  [--brave-deb FILE] [-- more docker build args]
+#                  [--brave-deb FILE] [--stage-tag NAME]
+#                  [-- more docker build args]
 #
 # The build context is a fresh directory holding only what the Dockerfile
 # copies (the sources but no tests, term/node_modules' xterm.js files,
@@ -13,7 +14,9 @@
 # --base is the DEBIAN_IMAGE build arg (default debian:bookworm-slim);
 # tests use a debootstrap image of their own (tests/lib-docker.sh), as no
 # registry is reachable there.  --brave-deb copies Brave's .deb into the
-# context's image/brave/ (see image/README.md).  The build uses the host's
+# context's image/brave/ (see image/README.md).  --stage-tag also tags the
+# build stage (all of it from the layer cache by then), so that pruning
+# dangling images keeps what the next build can reuse.  The build uses the host's
 # network (--network host): the only thing it fetches is Debian packages.
 # Needs term/node_modules (packaging/install-deps.sh fills it).
 set -eu
@@ -23,15 +26,17 @@ tag=rakazo-computer
 base=""
 browser=chromium
 brave_deb=""
+stage_tag=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--tag) tag=$2; shift 2 ;;
 	--base) base=$2; shift 2 ;;
 	--browser) browser=$2; shift 2 ;;
 	--brave-deb) brave_deb=$2; shift 2 ;;
+	--stage-tag) stage_tag=$2; shift 2 ;;
 	--) shift; break ;;
 	*)
-		echo "usage: $0 [--tag NAME] [--base IMAGE] [--browser chromium|brave] [--brave-deb FILE] [-- docker build args]" >&2
+		echo "usage: $0 [--tag NAME] [--base IMAGE] [--browser chromium|brave] [--brave-deb FILE] [--stage-tag NAME] [-- docker build args]" >&2
 		exit 2
 		;;
 	esac
@@ -58,13 +63,18 @@ if [ -n "$brave_deb" ]; then
 	cp "$brave_deb" "$ctx/image/brave/"
 fi
 
-set -- --network host -f "$ctx/image/Dockerfile" -t "$tag" \
+set -- --network host -f "$ctx/image/Dockerfile" \
     --build-arg BROWSER="$browser" "$@"
 [ -z "$base" ] || set -- --build-arg DEBIAN_IMAGE="$base" "$@"
-start=$(date +%s)
 # The classic builder unless the caller chose: it needs no buildx plugin
 # and honours --network host on every engine version.
-DOCKER_BUILDKIT=${DOCKER_BUILDKIT:-0} docker build "$@" "$ctx"
+: "${DOCKER_BUILDKIT:=0}"
+export DOCKER_BUILDKIT
+start=$(date +%s)
+docker build -t "$tag" "$@" "$ctx"
 end=$(date +%s)
+if [ -n "$stage_tag" ]; then
+	docker build -q --target build -t "$stage_tag" "$@" "$ctx" >/dev/null
+fi
 size=$(docker image inspect -f '{{.Size}}' "$tag")
 echo "image $tag: $((size / 1048576)) MiB ($size bytes), built in $((end - start)) s"

@@ -268,8 +268,24 @@ docker_image() {
 	base=$(docker_base) || return 1
 	timeout --kill-after=20 "$RAKAZO_IMAGE_TIMEOUT" \
 	    "$_docker_lib_dir/../image/build.sh" --base "$base" --tag "$tag" \
-	    "$@" >&2 || return 1
+	    --stage-tag "${tag%%:*}-build:${tag#*:}" "$@" >&2 || return 1
+	_docker_prune
 	echo "$tag"
+}
+
+# _docker_prune: in our own engine (everything in it is ours), what no
+# later build can use: dangling images (earlier builds; the stages of the
+# current one are tagged) and bases of other versions.  An engine we did
+# not start is left alone.
+_docker_prune() {
+	local b
+	[ "${DOCKER_HOST:-}" = "unix://$RAKAZO_DOCKER_RUN/docker.sock" ] ||
+		return 0
+	for b in $(docker images --format '{{.Repository}}:{{.Tag}}' \
+	    rakazo-computer-base); do
+		[ "$b" = "$RAKAZO_BASE_IMAGE" ] || docker rmi "$b" >/dev/null 2>&1
+	done
+	docker image prune -f >/dev/null 2>&1
 }
 
 # Run as a command.
