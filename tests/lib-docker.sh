@@ -127,6 +127,9 @@ _docker_kill() {
 		done
 		kill -KILL "$pid" 2>/dev/null
 	fi
+	# dockerd leaves its default network namespace mounted.
+	! mountpoint -q "$run/exec/netns/default" 2>/dev/null ||
+		umount "$run/exec/netns/default" 2>/dev/null
 	rm -f "$run/started" "$run/docker.sock"
 }
 
