@@ -78,7 +78,7 @@ _docker_users() {
 
 # _docker_start: a private dockerd; called under the lock.
 _docker_start() {
-	local run=$RAKAZO_DOCKER_RUN i
+	local run=$RAKAZO_DOCKER_RUN
 	mkdir -p "$run/exec" "$run/users" "$RAKAZO_DOCKER_CACHE/docker"
 	# A dockerd of ours that died left its pid file: dockerd refuses to
 	# start over a live one, and a dead one is stale.
@@ -100,7 +100,7 @@ _docker_start() {
 	# Ready: `docker info` answers (about 2 s here); bounded.  A dockerd
 	# that exits at once cannot run on this machine at all (no
 	# privileges for its mounts, cgroups or network): 77, with its reason.
-	for i in $(seq 1 120); do
+	for _ in $(seq 1 120); do
 		docker_answers && return 0
 		if ! kill -0 "$(cat "$run/started")" 2>/dev/null; then
 			DOCKER_WHY="dockerd cannot run here: $(tail -n 3 "$run/dockerd.log")"
@@ -116,12 +116,12 @@ _docker_start() {
 
 # _docker_kill: stop the dockerd we started and wait for it (bounded).
 _docker_kill() {
-	local run=$RAKAZO_DOCKER_RUN pid i
+	local run=$RAKAZO_DOCKER_RUN pid
 	[ -f "$run/started" ] || return 0
 	pid=$(cat "$run/started")
 	if kill -TERM "$pid" 2>/dev/null; then
 		_docker_say "stopping dockerd $pid"
-		for i in $(seq 1 120); do
+		for _ in $(seq 1 120); do
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.5
 		done

@@ -99,8 +99,8 @@ URL="ws://127.0.0.1:$CPORT"
 
 # wait_health: guestd answers through the published port (bounded).
 wait_health() {
-	local i
-	for i in $(seq 1 300); do
+	local _
+	for _ in $(seq 1 300); do
 		if h=$(rk health 2>/dev/null); then
 			return 0
 		fi
