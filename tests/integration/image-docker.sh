@@ -8,8 +8,8 @@
 # health as uid 1000, exec, a file round trip, a desktop whose window
 # manager runs on its display and whose screenshot comes back, a browser
 # guestd starts on it, the terminal through the published gateway port,
-# the image's HEALTHCHECK going healthy, and the workspace surviving a
-# restart.  Every container and volume it made is gone at the end.
+# the image's HEALTHCHECK going healthy (and unhealthy while guestd is
+# stopped), and the workspace surviving a restart.  Every container and volume it made is gone at the end.
 # Skipped (77) only where no Docker engine can run at all.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/lib-docker.sh"
@@ -81,7 +81,8 @@ docker volume create --label "$LABEL" "$VOL" >/dev/null ||
 start_ms=$(now_ms)
 docker run -d --name "$C" --label "$LABEL" \
     --cap-drop ALL --security-opt no-new-privileges --pids-limit 512 \
-    --health-interval 1s --health-start-period 0s \
+    --health-interval 1s --health-start-period 0s --health-timeout 2s \
+    --health-retries 1 \
     -p 127.0.0.1::7000 -p 127.0.0.1::6080 \
     -v "$SECRET:/run/secrets/guestd:ro" \
     -v "$VOL:/home/user/rakazo-home" \
@@ -188,7 +189,8 @@ SCRIPT
 t_contains "$r" "grab WHO=1000@" "terminal user"
 t_contains "$r" "/home/user/rakazo-home/bots/alice" "terminal cwd"
 
-# The image's own HEALTHCHECK (its command; the interval is the test's).
+# The image's own HEALTHCHECK (its command; interval, timeout and retries
+# are the test's, to be quick).
 st=""
 for _ in $(seq 300); do
 	st=$(docker inspect -f '{{.State.Health.Status}}' "$C")
@@ -196,6 +198,21 @@ for _ in $(seq 300); do
 	sleep 0.1
 done
 t_eq "$st" healthy "HEALTHCHECK"
+# ...and it is honest: a guestd that stops answering makes it unhealthy,
+# and healthy again once it answers.
+health_is() {	# status: wait (bounded) for it
+	for _ in $(seq 300); do
+		st=$(docker inspect -f '{{.State.Health.Status}}' "$C")
+		[ "$st" = "$1" ] && return 0
+		sleep 0.1
+	done
+	t_fail "HEALTHCHECK: $st, want $1"
+}
+gpid=$(docker exec "$C" pgrep -x guestd) || t_fail "no guestd in $C"
+docker exec "$C" kill -STOP "$gpid" || t_fail "stop guestd"
+health_is unhealthy
+docker exec "$C" kill -CONT "$gpid" || t_fail "continue guestd"
+health_is healthy
 
 # The workspace is the volume: it survives a restart.
 docker restart -t 10 "$C" >/dev/null || t_fail "restart"
