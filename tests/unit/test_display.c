@@ -72,6 +72,43 @@ test_box_union_clip(void **state)
 	assert_int_equal(b.h, 0);
 }
 
+/* Damage far apart stays apart; near damage merges; a full region grows
+ * the box it wastes least with. */
+static void
+test_region_add(void **state)
+{
+	struct capture_box	v[3];
+	int			n = 0, i;
+
+	(void)state;
+	capture_region_add(v, &n, 3, &(struct capture_box){ 0, 0, 10, 10 });
+	capture_region_add(v, &n, 3,
+	    &(struct capture_box){ 1260, 780, 20, 20 });
+	assert_int_equal(n, 2);
+	assert_int_equal(v[0].w * v[0].h + v[1].w * v[1].h, 100 + 400);
+	/* A glyph next to the first box joins it. */
+	capture_region_add(v, &n, 3, &(struct capture_box){ 12, 0, 8, 10 });
+	assert_int_equal(n, 2);
+	i = v[0].x == 0 ? 0 : 1;
+	assert_int_equal(v[i].x, 0);
+	assert_int_equal(v[i].w, 20);
+	assert_int_equal(v[1 - i].x, 1260);
+	/* A box bridging both merges all three. */
+	capture_region_add(v, &n, 3, &(struct capture_box){ 0, 0, 1280, 800 });
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].w, 1280);
+	assert_int_equal(v[0].h, 800);
+	/* Full: the new box goes to the nearest one. */
+	n = 0;
+	capture_region_add(v, &n, 3, &(struct capture_box){ 0, 0, 10, 10 });
+	capture_region_add(v, &n, 3, &(struct capture_box){ 500, 0, 10, 10 });
+	capture_region_add(v, &n, 3, &(struct capture_box){ 1000, 0, 10, 10 });
+	capture_region_add(v, &n, 3, &(struct capture_box){ 900, 0, 10, 10 });
+	assert_int_equal(n, 3);
+	assert_int_equal(v[2].x, 900);
+	assert_int_equal(v[2].w, 110);
+}
+
 static void
 test_scale(void **state)
 {
@@ -249,6 +286,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_box_union_clip),
+		cmocka_unit_test(test_region_add),
 		cmocka_unit_test(test_scale),
 		cmocka_unit_test(test_png_bands),
 		cmocka_unit_test(test_jpeg_bands),
