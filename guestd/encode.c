@@ -416,8 +416,12 @@ encode_start(struct encode_job *j, encode_done_fn done, void *arg)
 	}
 	if (j->pending == 0)
 		return r != 0 ? r : ERR_INTERNAL;
-	if (r != 0)
-		j->r = r;
+	/* The queue filled up: the bands left are encoded right here. */
+	for (; i < j->nbands; i++) {
+		encode_band_job(&j->band[i]);
+		if (j->band[i].r != 0 && j->r == 0)
+			j->r = j->band[i].r;
+	}
 	return 0;
 }
 

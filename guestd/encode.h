@@ -66,8 +66,9 @@ struct encode_job {
 int	 encode_bands(int w, int h);
 /*
  * Encode j's bands on the worker pool; done(j, arg) runs on the loop once
- * all are back (j->r says how it went).  0, or ERR_* when nothing was
- * started (done is then not called).
+ * all are back (j->r says how it went), never before this returns.
+ * Bands the pool's queue has no room for are encoded on the caller.  0,
+ * or ERR_BUSY when the queue took none (done is then not called).
  */
 int	 encode_start(struct encode_job *j, encode_done_fn done, void *arg);
 /* The same, on the calling thread. */
