@@ -204,7 +204,7 @@ act_zoom(const struct vocab_batch *b, struct capture *cap, json_t *out)
 		rh = a->region[3] - a->region[1];
 		png = NULL;
 		if ((r = observe_encode_png(px + (size_t)a->region[1] * stride +
-		    (size_t)a->region[0] * 4, rw, rh, stride, &png,
+		    (size_t)a->region[0] * 4, rw, rh, stride, 1, &png,
 		    &pnglen)) != 0)
 			return r;
 		b64 = base64_encode_new(png, pnglen);

@@ -8,11 +8,15 @@
  * pitch equal to the framebuffer's and costs at most one full grab
  * (~0.4 ms at 1280x800).
  *
- * Damage is reported at the bounding-box level: each event carries the
- * box, so a grab is one round trip (subtract everything, then
- * XShmGetImage), with no region to fetch.  The union of the boxes of the
- * events read before a subtract covers everything damaged before it; what
- * is drawn after it is reported anew.
+ * Damage is reported as delta rectangles: each event carries a rectangle
+ * newly added to the damage region (nothing more is reported for what is
+ * already damaged), so a grab is one round trip per band of rows
+ * (subtract everything, then XShmGetImage), with no region to fetch.  The
+ * rectangles are kept as a small region (capture_region_add: merged when
+ * close, at most CAPTURE_RECTS), so two small changes at opposite corners
+ * grab and report two small boxes, not the screen between them.  The
+ * rectangles of the events read before a subtract cover everything
+ * damaged before it; what is drawn after it is reported anew.
  *
  * Xlib reads ahead: events it has queued do not make the fd readable
  * again, so every pass reads once (XPending) and drains Xlib's queue.  Xlib's default
@@ -44,6 +48,12 @@
 
 #define CAPTURE_HIST		64	/* damage boxes remembered (frames) */
 #define CAPTURE_MAX_PASSES	8	/* grabs per loop turn before yielding */
+#define CAPTURE_RECTS		16	/* damage rectangles kept apart */
+/* Rectangles closer than this merge: a box per glyph costs more (in
+ * rectangles, headers and JPEG blocks) than the pixels between them. */
+#define CAPTURE_NEAR		32
+/* Row bands closer than this are one grab: a round trip costs more. */
+#define CAPTURE_BAND_GAP	64
 
 struct capture {
 	Display			*dpy;
@@ -61,7 +71,9 @@ struct capture {
 
 	int			 damage_event;
 	Damage			 damage;
-	struct capture_box	 damaged;	/* reported, not yet grabbed */
+	/* Reported, not yet grabbed: disjoint-ish boxes, merged when near. */
+	struct capture_box	 damaged[CAPTURE_RECTS];
+	int			 ndamaged;
 	XShmSegmentInfo		 shm;
 	int			 shm_attached;
 	XImage			*img;
@@ -152,6 +164,68 @@ capture_box_clip(struct capture_box *b, int w, int h)
 		b->x = b->y = b->w = b->h = 0;
 }
 
+static long
+capture_box_area(const struct capture_box *b)
+{
+	return (long)b->w * b->h;
+}
+
+/* Is b within CAPTURE_NEAR of a (touching, overlapping or close)? */
+static int
+capture_box_near(const struct capture_box *a, const struct capture_box *b)
+{
+	return b->x <= a->x + a->w + CAPTURE_NEAR &&
+	    a->x <= b->x + b->w + CAPTURE_NEAR &&
+	    b->y <= a->y + a->h + CAPTURE_NEAR &&
+	    a->y <= b->y + b->h + CAPTURE_NEAR;
+}
+
+/* Pixels the union of a and b adds to their own. */
+static long
+capture_box_waste(const struct capture_box *a, const struct capture_box *b)
+{
+	struct capture_box	u = *a;
+
+	capture_box_union(&u, b);
+	return capture_box_area(&u) - capture_box_area(a) -
+	    capture_box_area(b);
+}
+
+void
+capture_region_add(struct capture_box *v, int *n, int max,
+    const struct capture_box *b)
+{
+	struct capture_box	nb = *b;
+	long			w, best;
+	int			i, bi;
+
+	if (nb.w <= 0 || nb.h <= 0)
+		return;
+	/* Fold in every box nb is near; the grown box may reach more. */
+	for (i = 0; i < *n; i++) {
+		if (!capture_box_near(&v[i], &nb))
+			continue;
+		capture_box_union(&nb, &v[i]);
+		v[i] = v[--*n];
+		i = -1;
+	}
+	if (*n < max) {
+		v[(*n)++] = nb;
+		return;
+	}
+	/* Full: into the box whose union with it wastes least. */
+	bi = 0;
+	best = -1;
+	for (i = 0; i < *n; i++) {
+		w = capture_box_waste(&v[i], &nb);
+		if (best < 0 || w < best) {
+			best = w;
+			bi = i;
+		}
+	}
+	capture_box_union(&v[bi], &nb);
+}
+
 /* Grab rows [y, y+h) of the screen into the framebuffer. */
 static int
 capture_grab_rows(struct capture *cap, int y, int h)
@@ -170,14 +244,21 @@ capture_grab_rows(struct capture *cap, int y, int h)
 	return 0;
 }
 
+/* A new frame changed in boxes v[0..n): one damage report each. */
 static void
-capture_new_frame(struct capture *cap, const struct capture_box *box)
+capture_new_frame(struct capture *cap, const struct capture_box *v, int n)
 {
+	struct capture_box	u;
+	int			i;
+
+	memset(&u, 0, sizeof u);
+	for (i = 0; i < n; i++)
+		capture_box_union(&u, &v[i]);
 	cap->frame++;
-	cap->hist[cap->frame % CAPTURE_HIST] = *box;
+	cap->hist[cap->frame % CAPTURE_HIST] = u;
 	cap->time_ms = capture_wall_ms();
-	if (cap->damage_cb != NULL)
-		cap->damage_cb(cap, box, cap->damage_arg);
+	for (i = 0; i < n && cap->damage_cb != NULL; i++)
+		cap->damage_cb(cap, &v[i], cap->damage_arg);
 }
 
 void
@@ -205,18 +286,46 @@ capture_set_damage_cb(struct capture *cap, capture_damage_cb cb, void *arg)
  * grab, never a lost one).  Subtract and grab share one round trip.
  */
 static int
+capture_cmp_y(const void *a, const void *b)
+{
+	const struct capture_box	*x = a, *y = b;
+
+	return x->y < y->y ? -1 : x->y > y->y;
+}
+
+static int
 capture_grab_damage(struct capture *cap)
 {
-	struct capture_box	 box = cap->damaged;
+	struct capture_box	 v[CAPTURE_RECTS], rows[CAPTURE_RECTS];
+	int			 i, n = 0, nrows = 0, end;
 
-	memset(&cap->damaged, 0, sizeof cap->damaged);
+	for (i = 0; i < cap->ndamaged; i++) {
+		v[n] = cap->damaged[i];
+		capture_box_clip(&v[n], cap->w, cap->h);
+		if (v[n].w > 0)
+			n++;
+	}
+	cap->ndamaged = 0;
 	XDamageSubtract(cap->dpy, cap->damage, None, None);
-	capture_box_clip(&box, cap->w, cap->h);
-	if (box.w == 0)
+	if (n == 0)
 		return 0;
-	if (capture_grab_rows(cap, box.y, box.h) != 0)
-		return ERR_IO;
-	capture_new_frame(cap, &box);
+	/* Whole-width bands of the boxes' rows, near ones as one grab. */
+	memcpy(rows, v, sizeof v[0] * (size_t)n);
+	qsort(rows, (size_t)n, sizeof rows[0], capture_cmp_y);
+	for (i = 0; i < n; i++) {
+		if (nrows > 0 && rows[i].y <= rows[nrows - 1].y +
+		    rows[nrows - 1].h + CAPTURE_BAND_GAP) {
+			end = rows[i].y + rows[i].h;
+			if (end > rows[nrows - 1].y + rows[nrows - 1].h)
+				rows[nrows - 1].h = end - rows[nrows - 1].y;
+			continue;
+		}
+		rows[nrows++] = rows[i];
+	}
+	for (i = 0; i < nrows; i++)
+		if (capture_grab_rows(cap, rows[i].y, rows[i].h) != 0)
+			return ERR_IO;
+	capture_new_frame(cap, v, n);
 	return 0;
 }
 
@@ -239,7 +348,8 @@ capture_event(struct capture *cap, XEvent *ev, int *damaged)
 		b.y = de->area.y;
 		b.w = de->area.width;
 		b.h = de->area.height;
-		capture_box_union(&cap->damaged, &b);
+		capture_region_add(cap->damaged, &cap->ndamaged,
+		    CAPTURE_RECTS, &b);
 		*damaged = 1;
 	} else if (ev->type == cap->fixes_event + XFixesCursorNotify &&
 	    cap->cursor_cb != NULL)
@@ -392,7 +502,7 @@ capture_damage_setup(struct capture *cap)
 	    !XDamageQueryVersion(cap->dpy, &major, &minor))
 		return ERR_DISPLAY_FAILED;
 	cap->damage = XDamageCreate(cap->dpy, cap->root,
-	    XDamageReportBoundingBox);
+	    XDamageReportDeltaRectangles);
 	XSync(cap->dpy, False);
 	return capture_xerr != 0 || cap->dead ? ERR_DISPLAY_FAILED : 0;
 }
@@ -443,7 +553,7 @@ capture_open(struct capture **out, const char *name,
 	full.x = full.y = 0;
 	full.w = cap->w;
 	full.h = cap->h;
-	capture_new_frame(cap, &full);
+	capture_new_frame(cap, &full, 1);
 	/* lws closes what it adopts: give it a dup, Xlib keeps its own. */
 	if ((fd = fcntl(ConnectionNumber(cap->dpy), F_DUPFD_CLOEXEC, 3)) == -1) {
 		r = err_from_errno(errno);

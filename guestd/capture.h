@@ -58,9 +58,9 @@ int	 capture_cursor(struct capture *cap, int *x, int *y);
 void	*capture_xdisplay(struct capture *cap);
 
 /*
- * Called on the loop with the box of each new frame, right after it was
- * grabbed into the framebuffer (RFB marks it modified).  One hook per
- * capture; cb NULL removes it.
+ * Called on the loop with each box of a new frame (a frame changes in
+ * one or several boxes), right after it was grabbed into the framebuffer
+ * (RFB marks it modified).  One hook per capture; cb NULL removes it.
  */
 typedef void	(*capture_damage_cb)(struct capture *cap,
 		    const struct capture_box *box, void *arg);
@@ -79,5 +79,12 @@ void	 capture_set_cursor_cb(struct capture *cap, capture_cursor_cb cb,
 /* Box helpers, also used by the unit test. */
 void	 capture_box_union(struct capture_box *a, const struct capture_box *b);
 void	 capture_box_clip(struct capture_box *b, int w, int h);
+/*
+ * Add b to the region v[0..*n) of at most max boxes: merged with every box
+ * it comes within a few pixels of, and when the region is full, with the
+ * box it wastes the fewest pixels with.  Far apart changes stay apart.
+ */
+void	 capture_region_add(struct capture_box *v, int *n, int max,
+	    const struct capture_box *b);
 
 #endif

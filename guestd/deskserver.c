@@ -1316,7 +1316,7 @@ deskserver_observation(struct capture *cap, uint64_t frame0, int *code)
 
 	capture_sync(cap);
 	px = capture_pixels(cap, &w, &h, &stride);
-	if ((*code = observe_encode_png(px, w, h, stride, &png,
+	if ((*code = observe_encode_png(px, w, h, stride, 1, &png,
 	    &pnglen)) != 0)
 		return NULL;
 	b64 = base64_encode_new(png, pnglen);

@@ -79,6 +79,7 @@ struct rfb_viewer {
 	int			 gated;		/* a Unix socket: see rfb_gate */
 	int			 sndbuf;	/* SO_SNDBUF granted */
 	int			 held;		/* waiting for room */
+	struct rfb_tight	*tight;		/* its update being encoded */
 	/* Keys down, with the keycode each was pressed with. */
 	struct {
 		rfbKeySym	 sym;
@@ -190,8 +191,11 @@ rfb_hold(struct rfb *r, struct rfb_viewer *v, int on)
 
 	v->held = on;
 	cl->onHold = on ? TRUE : FALSE;
-	/* Held but still in allFds, libvncserver loops on it (trap 2). */
-	if (on)
+	/* Held but still in allFds, libvncserver loops on it (trap 2).  A
+	 * closed viewer (sock -1, reaped on the next pump) is in no set. */
+	if (cl->sock == RFB_INVALID_SOCKET)
+		;
+	else if (on)
 		FD_CLR(cl->sock, &r->s->allFds);
 	else
 		FD_SET(cl->sock, &r->s->allFds);
@@ -215,7 +219,8 @@ rfb_gate(struct rfb *r)
 	it = rfbGetClientIterator(r->s);
 	while ((cl = rfbClientIteratorNext(it)) != NULL) {
 		v = cl->clientData;
-		if (v == NULL || !v->gated || cl->sock == RFB_INVALID_SOCKET)
+		if (v == NULL || !v->gated || cl->sock == RFB_INVALID_SOCKET ||
+		    v->tight != NULL)
 			continue;
 		if (ioctl(cl->sock, SIOCOUTQ, &q) == -1)
 			q = 0;
@@ -230,11 +235,53 @@ rfb_gate(struct rfb *r)
 
 /* ---- pumping ------------------------------------------------------------- */
 
+static void	rfb_pump_soon(struct rfb *r);
+
+/* A fast-path update was written: the viewer may be read and sent to. */
+static void
+rfb_tight_done(struct rfb *r, rfbClientPtr cl)
+{
+	struct rfb_viewer	*v = cl->clientData;
+
+	if (v == NULL)
+		return;
+	v->tight = NULL;
+	rfb_hold(r, v, 0);
+	/* Its next request may be waiting; rfb_gate holds it again if the
+	 * socket has no room. */
+	rfb_pump_soon(r);
+}
+
+/* Updates for Tight+JPEG viewers go the fast path (rfb-tight.c). */
+static void
+rfb_take_updates(struct rfb *r)
+{
+	rfbClientIteratorPtr	 it;
+	rfbClientPtr		 cl;
+	struct rfb_viewer	*v;
+	struct rfb_tight	*t;
+
+	it = rfbGetClientIterator(r->s);
+	while ((cl = rfbClientIteratorNext(it)) != NULL) {
+		v = cl->clientData;
+		if (v == NULL || v->held || v->tight != NULL)
+			continue;
+		if (rfb_tight_take(r, cl, rfb_tight_done, &t) && t != NULL) {
+			v->tight = t;
+			rfb_hold(r, v, 1);
+		}
+	}
+	rfbReleaseClientIterator(it);
+}
+
 static void
 rfb_pump_now(struct rfb *r)
 {
 	rfb_gate(r);
-	/* Reads ready viewers (whole messages), sends pending updates and
+	/* Reads ready viewers (whole messages), so their requests are in. */
+	rfbCheckFds(r->s, 0);
+	rfb_take_updates(r);
+	/* Reads what came meanwhile, sends the pending updates left and
 	 * reaps closed viewers (rfb_client_gone). */
 	rfbProcessEvents(r->s, 0);
 }
@@ -614,6 +661,8 @@ rfb_client_gone(rfbClientPtr cl)
 		while (v->nkeys > 0)
 			rfb_kbd_event(FALSE, v->keys[v->nkeys - 1].sym, cl);
 	cl->clientData = NULL;
+	if (v->tight != NULL)
+		rfb_tight_orphan(v->tight);
 	loop_fd_close(v->lf);
 	free(v);
 }

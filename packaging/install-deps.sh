@@ -31,7 +31,7 @@ autoconf automake libtool pkg-config make gcc libc6-dev
 clang libclang-rt-14-dev llvm-14
 libwebsockets-dev libjansson-dev libcmocka-dev libarchive-dev libssl-dev
 libx11-dev libxext-dev libxdamage-dev libxfixes-dev libxtst-dev
-libturbojpeg0-dev libpng-dev xvfb x11-utils x11-apps
+libturbojpeg0-dev libjpeg62-turbo-dev zlib1g-dev libpng-dev xvfb x11-utils x11-apps
 twm xfonts-base
 novnc xterm
 chromium jq
