@@ -298,29 +298,10 @@ hb_type(unsigned t)
 static json_t *
 hb_name_json(const char *name)
 {
-	static const char	 hexd[] = "0123456789abcdef";
-	const uint8_t		*p = (const uint8_t *)name;
-	size_t			 len = strlen(name), i, k, o = 0;
-	char			*esc;
-	json_t			*j;
+	json_t	*j;
 
-	if ((j = json_stringn(name, len)) != NULL)
-		return j;
-	esc = xmalloc(4 * len + 1);
-	for (i = 0; i < len; i += k) {
-		if ((k = jsonx_utf8_len(p + i, len - i, NULL)) != 0) {
-			memcpy(esc + o, p + i, k);
-			o += k;
-			continue;
-		}
-		k = 1;
-		esc[o++] = '\\';
-		esc[o++] = 'x';
-		esc[o++] = hexd[p[i] >> 4];
-		esc[o++] = hexd[p[i] & 15];
-	}
-	j = json_stringn(esc, o);
-	free(esc);
+	if ((j = jsonx_name_string(name, strlen(name), NULL)) == NULL)
+		fatal("out of memory");
 	return j;
 }
 
