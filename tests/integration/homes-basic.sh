@@ -7,19 +7,8 @@
 # and homes verbs; only the newest HOME_KEEP_REVISIONS stay.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "${top_srcdir:-.}/tests/lib-controller.sh"
+. "${top_srcdir:-.}/tests/lib-homes.sh"
 
-revs() {	# the revisions of team, newest first, one line
-	api GET /v1/computers/team/homes >/dev/null
-	python3 -c 'import json,sys
-print(" ".join(str(r["revision"])+":"+r["cause"] for r in
-    json.load(open(sys.argv[1]))["revisions"]))' "$T/api.out"
-}
-tree_sum() {	# a digest of every file (path, mode, bytes) under $1
-	(cd "$1" && find . -path ./.rakazo-\* -prune -o -type f -printf '%p %m\n' |
-	    sort | while read -r f m; do
-		printf '%s %s %s\n' "$f" "$m" "$(sha256sum < "$f" | cut -c1-64)"
-	done)
-}
 
 ctl_start --home-keep 4
 HOME_DIR="$CTL_DATA/computers/team/home"

@@ -18,6 +18,7 @@ if ! mount -t tmpfs -o size=48m,mode=0700 tmpfs "$T/data" 2>/dev/null; then
 	exit 77
 fi
 . "${top_srcdir:-.}/tests/lib-controller.sh"
+. "${top_srcdir:-.}/tests/lib-homes.sh"
 
 # Everything that uses the mount ends first, then it goes.
 df_cleanup() {
@@ -40,31 +41,6 @@ df_cleanup() {
 }
 trap df_cleanup EXIT
 
-revs() {
-	api GET /v1/computers/team/homes >/dev/null
-	python3 -c 'import json,sys
-print(" ".join(str(r["revision"])+":"+r["cause"] for r in
-    json.load(open(sys.argv[1]))["revisions"]))' "$T/api.out"
-}
-check_whole() {
-	api GET /v1/computers/team/homes >/dev/null
-	python3 - "$T/api.out" "$CTL_DATA/homes/team" <<'PY' || t_fail "$1: a revision is not whole"
-import hashlib, json, sys
-for r in json.load(open(sys.argv[1]))["revisions"]:
-    p = "%s/rev-%d.tar" % (sys.argv[2], r["revision"])
-    h = hashlib.sha256(open(p, "rb").read()).hexdigest()
-    assert h == r["sha256"], (p, h, r["sha256"])
-PY
-}
-guestd_pid() {
-	for d in /proc/[0-9]*; do
-		if { tr '\0' ' ' < "$d/cmdline"; } 2>/dev/null |
-		    grep -q -- "--workspace $CTL_DATA/computers/team/"; then
-			echo "${d#/proc/}"
-			return
-		fi
-	done
-}
 avail() {	# free bytes of the data directory
 	df --output=avail -B1 "$CTL_DATA" | tail -1 | tr -d ' '
 }

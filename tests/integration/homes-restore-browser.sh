@@ -9,30 +9,11 @@
 . "${top_srcdir:-.}/tests/lib.sh"
 . "${top_srcdir:-.}/tests/lib-browser.sh"
 . "${top_srcdir:-.}/tests/lib-controller.sh"
+. "${top_srcdir:-.}/tests/lib-homes.sh"
 
 tool() { # TOOL JSON-ARGS: POST with computer team, bot ann
 	api POST "/v1/tools/$1" "$(printf '%s' "$2" |
 	    jq -c '. + {computer: "team", bot: "ann"}')"
-}
-guestd_pid() {
-	for d in /proc/[0-9]*; do
-		if { tr '\0' ' ' < "$d/cmdline"; } 2>/dev/null |
-		    grep -q -- "--workspace $CTL_DATA/computers/team/"; then
-			echo "${d#/proc/}"
-			return
-		fi
-	done
-}
-tree_sum() {	# path, mode and sha256 of every file of the bots' folders
-	python3 - "$1" <<'PY'
-import hashlib, os, sys
-for top in ("bots", "shared"):
-    for d, dirs, files in sorted(os.walk(os.path.join(sys.argv[1], top))):
-        for f in sorted(files):
-            p = os.path.join(d, f)
-            print(os.path.relpath(p, sys.argv[1]), oct(os.stat(p).st_mode),
-                  hashlib.sha256(open(p, "rb").read()).hexdigest())
-PY
 }
 dead() {	# pid $1 is gone, or a zombie its parent has not reaped yet
 	[ ! -e "/proc/$1" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]
@@ -57,7 +38,7 @@ curl -s -o /dev/null -H "Authorization: Bearer $(cat "$CTL_TOKEN")" -X PUT \
     "$CTL_URL/v1/computers/team/files?bot=ann&path=shared/blob.bin"
 
 t_contains "$(ctl checkpoint team)" "revision 1" "checkpoint (browsers quiesced)"
-BEFORE=$(tree_sum "$HOME_DIR")
+BEFORE=$(tree_sum "$HOME_DIR" bots shared)
 t_contains "$BEFORE" "bots/ann/notes.txt" "the digest covers the bot's files"
 
 # The machine dies and its disk goes with it.
@@ -82,5 +63,5 @@ t_contains "$(tool browser_snapshot '{}')" "user is ann" \
     t_fail "the page server did not see ann's cookie after the restore"
 t_contains "$(api GET '/v1/computers/team/activity?limit=1000')" \
     '"kind":"computer.restore"' "a restore event"
-t_eq "$(tree_sum "$HOME_DIR")" "$BEFORE" "files byte-identical"
+t_eq "$(tree_sum "$HOME_DIR" bots shared)" "$BEFORE" "files byte-identical"
 cmp -s "$T/blob" "$HOME_DIR/shared/blob.bin" || t_fail "the blob differs"
