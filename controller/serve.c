@@ -1078,7 +1078,7 @@ serve_main(int argc, char **argv)
 	const char	*token_file = NULL, *provider = "local";
 	const char	*guestd = "guestd", *guest_user = "nobody";
 	const char	*ready = NULL, *level = "info";
-	const char	*uid_range = "200000-299999";
+	const char	*uid_range = "200000-299999", *store_url = NULL;
 	int64_t		 idle_ms = 1800000, reconcile_ms = 30000;
 	int64_t		 body_ms = 30000, header_ms = SERVE_HEADER_MS;
 	int64_t		 home_keep = CHECKPOINT_KEEP_DEFAULT;
@@ -1089,6 +1089,8 @@ serve_main(int argc, char **argv)
 		  "ADDR:PORT (default 127.0.0.1:8420)" },
 		{ "data-dir", "DATA_DIR", CONFIG_STR, &data_dir, 0, 0,
 		  "state and computers live here" },
+		{ "store", "DATABASE_URL", CONFIG_STR, &store_url, 0, 0,
+		  "state store: postgres://... (default: DATA_DIR/state.db)" },
 		{ "token-file", "RAKAZO_API_TOKEN_FILE", CONFIG_STR,
 		  &token_file, 0, 0, "bearer token file (mode 0600)" },
 		{ "provider", "SANDBOX_PROVIDER", CONFIG_STR, &provider, 0, 0,
@@ -1203,11 +1205,13 @@ serve_main(int argc, char **argv)
 		goto out;
 	}
 	/* Open (and migrate) now so a broken store stops start-up. */
-	if ((r = store_open(&s, data_dir, &err)) != 0) {
+	if (store_url == NULL || *store_url == '\0')
+		store_url = data_dir;
+	if ((r = store_open(&s, store_url, &err)) != 0) {
 		cli_error("%s: %s", err_name(r), err.msg);
 		goto out;
 	}
-	serve_api.store_url = data_dir;
+	serve_api.store_url = store_url;
 	serve_api.lock_dir = data_dir;
 	serve_api.data_dir = data_dir;
 	serve_api.home_keep = home_keep;
@@ -1253,8 +1257,10 @@ serve_main(int argc, char **argv)
 		goto out;
 	}
 	port = lws_get_vhost_listen_port(vh);
-	log_info("serve.listening", "addr=%s port=%d provider=%s data_dir=%s",
-	    host, port, provider_name(prov), data_dir);
+	/* The store by backend only: its URL may carry a password. */
+	log_info("serve.listening", "addr=%s port=%d provider=%s data_dir=%s "
+	    "store=%s", host, port, provider_name(prov), data_dir,
+	    strncmp(store_url, "postgres", 8) == 0 ? "postgres" : "sqlite");
 	if (ready != NULL && serve_write_ready(ready, port) != 0) {
 		cli_error("IO_ERROR: cannot write the ready file");
 		goto out;

@@ -1,6 +1,6 @@
 /*
- * The table a state-store backend fills in (store-sqlite.c; there is no
- * PostgreSQL backend yet).  store.c owns the struct store and forwards every call here, so
+ * The table a state-store backend fills in (store-sqlite.c, store-pg.c).
+ * store.c owns the struct store and forwards every call here, so
  * callers of store.h never learn which backend runs.
  */
 #ifndef CONTROLLER_STORE_BACKEND_H
@@ -63,5 +63,6 @@ struct store_ops {
 };
 
 extern const struct store_ops	store_sqlite_ops;
+extern const struct store_ops	store_pg_ops;
 
 #endif

@@ -433,6 +433,7 @@ task_fd_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	(void)len;
 	switch (reason) {
 	case LWS_CALLBACK_RAW_RX_FILE:
+	case LWS_CALLBACK_RAW_WRITEABLE_FILE:	/* task_wait_fd_out() */
 		if (t != NULL) {
 			lws_set_opaque_user_data(wsi, NULL);
 			task_fd_fire(t, wsi);
@@ -463,8 +464,27 @@ task_fds_drop(struct task *t)
 	}
 }
 
+static int	task_wait_fds_how(const int *, int, int64_t, int *, int);
+
 int
 task_wait_fds(const int *fds, int n, int64_t timeout_ms, int *which)
+{
+	return task_wait_fds_how(fds, n, timeout_ms, which, 0);
+}
+
+/*
+ * A client that must send before it can read (libpq's PQflush() returning
+ * 1) waits for either direction: lws reports writable once asked to.
+ */
+int
+task_wait_fd_out(int fd, int64_t timeout_ms)
+{
+	return task_wait_fds_how(&fd, 1, timeout_ms, NULL, 1);
+}
+
+static int
+task_wait_fds_how(const int *fds, int n, int64_t timeout_ms, int *which,
+    int out)
 {
 	struct task	*t = task_cur;
 	lws_adopt_desc_t info;
@@ -492,6 +512,8 @@ task_wait_fds(const int *fds, int n, int64_t timeout_ms, int *which)
 			task_fds_drop(t);
 			return ERR_INTERNAL;
 		}
+		if (out)
+			lws_callback_on_writable(t->fdwsi[i]);
 	}
 	task_timer_arm(t, timeout_ms);
 	task_park();
