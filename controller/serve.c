@@ -1079,6 +1079,7 @@ serve_main(int argc, char **argv)
 	const char	*guestd = "guestd", *guest_user = "nobody";
 	const char	*ready = NULL, *level = "info";
 	const char	*uid_range = "200000-299999", *store_url = NULL;
+	char		*store_copy = NULL;
 	int64_t		 idle_ms = 1800000, reconcile_ms = 30000;
 	int64_t		 body_ms = 30000, header_ms = SERVE_HEADER_MS;
 	int64_t		 home_keep = CHECKPOINT_KEEP_DEFAULT;
@@ -1175,6 +1176,16 @@ serve_main(int argc, char **argv)
 		    "one");
 		return CLI_EXIT_USAGE;
 	}
+	/*
+	 * The store URL may carry the database's password: keep our copy and
+	 * take it out of the environment, which every computer's guestd
+	 * (started by the local provider) would inherit.
+	 */
+	if (store_url != NULL && *store_url != '\0')
+		store_url = store_copy = xstrdup(store_url);
+	else
+		store_url = data_dir;
+	unsetenv("DATABASE_URL");
 	if (config_parse_hostport(listen_s, host, sizeof host, &port) != 0) {
 		cli_error("CONFIG_INVALID: --listen wants ADDR:PORT");
 		return CLI_EXIT_USAGE;
@@ -1205,8 +1216,6 @@ serve_main(int argc, char **argv)
 		goto out;
 	}
 	/* Open (and migrate) now so a broken store stops start-up. */
-	if (store_url == NULL || *store_url == '\0')
-		store_url = data_dir;
 	if ((r = store_open(&s, store_url, &err)) != 0) {
 		cli_error("%s: %s", err_name(r), err.msg);
 		goto out;
@@ -1287,6 +1296,10 @@ out:
 	}
 	serve_ctx = NULL;
 	token_wipe(tok, sizeof tok);
+	if (store_copy != NULL) {
+		explicit_bzero(store_copy, strlen(store_copy));
+		free(store_copy);
+	}
 	provider_free(prov);
 	return status;
 }

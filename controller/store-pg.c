@@ -68,6 +68,12 @@
 #define PG_CACHE	64
 #define PG_PARAMS	10
 
+/*
+ * Whether the last connect failed: a server that is away is logged once
+ * when it goes and once when it is back, not on every request between.
+ */
+static int	pg_unreachable;
+
 struct pg_prep {
 	const char	*sql;
 	char		 name[16];
@@ -134,6 +140,17 @@ pg_wait(struct pg *q, int out, int64_t deadline_ms)
 	return n == 0 ? ERR_TIMEOUT : 0;
 }
 
+/* The server's notices (a shutdown's goodbye) go to our log, not stderr. */
+static void
+pg_notice(void *arg, const char *msg)
+{
+	char	 line[256];
+
+	(void)arg;
+	log_info("store.pg_notice", "msg=\"%s\"", pg_line(msg, line,
+	    sizeof line));
+}
+
 static int
 pg_connect(struct pg *q, struct errmsg *err)
 {
@@ -160,6 +177,7 @@ pg_connect(struct pg *q, struct errmsg *err)
 		return errmsg_set(err, ERR_NOMEM, "out of memory");
 	if (PQstatus(q->conn) == CONNECTION_BAD)
 		goto bad;
+	PQsetNoticeProcessor(q->conn, pg_notice, NULL);
 	while (st != PGRES_POLLING_OK) {
 		if (st == PGRES_POLLING_FAILED)
 			goto bad;
@@ -211,9 +229,15 @@ pg_ready(struct pg *q)
 		return ERR_STORE_UNAVAILABLE;
 	memset(&e, 0, sizeof e);
 	if (pg_connect(q, &e) != 0) {
-		log_warn("store.pg", "msg=\"%s\"", errmsg_str(&e));
+		if (!pg_unreachable)
+			log_warn("store.pg_unreachable", "msg=\"%s\"",
+			    errmsg_str(&e));
+		pg_unreachable = 1;
 		return ERR_STORE_UNAVAILABLE;
 	}
+	if (pg_unreachable)
+		log_info("store.pg_reachable", "after=unreachable");
+	pg_unreachable = 0;
 	return 0;
 }
 
@@ -290,7 +314,7 @@ lost:
 	/* Mid-exchange: the connection cannot be reused. */
 	PQclear(*out);
 	*out = NULL;
-	log_warn("store.pg", "event=connection_lost msg=\"%s\"",
+	log_warn("store.pg_lost", "msg=\"%s\"",
 	    pg_line(PQerrorMessage(q->conn), line, sizeof line));
 	pg_drop(q);
 	return ERR_STORE_UNAVAILABLE;
