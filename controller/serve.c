@@ -103,6 +103,7 @@
 /* A streamed body brings this much per body-timeout window, or is cut. */
 #define SERVE_BODY_MIN		(64 * 1024)
 #define SERVE_WATCH_PROTOCOL	"rakazo-serve-watch"
+#define SERVE_NOTES_PROTOCOL	"rakazo-serve-notes"
 /* A streaming client that neither sends nor reads for this long goes. */
 #define SERVE_STREAM_IDLE_S	60
 #define SERVE_CHUNK		(64 * 1024)
@@ -569,6 +570,8 @@ serve_cap_deadline(int64_t at_ms)
 /* ---- maintenance ------------------------------------------------------ */
 
 static void	serve_maint_fire(lws_sorted_usec_list_t *sul);
+static int	serve_notes_start(void);
+static struct store	*serve_notes;
 
 static void
 serve_maint_task(void *arg)
@@ -576,6 +579,10 @@ serve_maint_task(void *arg)
 	int	 changed, stopped;
 
 	(void)arg;
+	/* A broken database watch: watch again, and catch up once. */
+	if (serve_notes == NULL && serve_notes_start() == 0 &&
+	    serve_notes != NULL)
+		activity_notify();
 	if (sweep_reconcile(&serve_api, &changed) == 0 && changed > 0)
 		log_info("reconcile", "changed=%d", changed);
 	(void)sweep_idle(&serve_api, &stopped);
@@ -974,12 +981,74 @@ serve_watch_start(const char *data_dir)
 	    ERR_INTERNAL;
 }
 
+/*
+ * The same wake-up from a shared database: a connection of its own
+ * LISTENing (store_watch()), its socket on the loop.  When it breaks (the
+ * server restarted) the wake-ups pause until the next maintenance pass
+ * opens another, which wakes every long poll once for what it missed.
+ */
+static int
+serve_notes_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	int	 r;
+
+	(void)user;
+	(void)in;
+	(void)len;
+	if (reason != LWS_CALLBACK_RAW_RX_FILE || serve_notes == NULL ||
+	    lws_get_opaque_user_data(wsi) != serve_notes)
+		return 0;
+	if ((r = store_watch_read(serve_notes)) > 0)
+		activity_notify();
+	if (r >= 0)
+		return 0;
+	log_warn("serve.store_watch", "code=%s", err_name(r));
+	store_free(serve_notes);
+	serve_notes = NULL;
+	return -1;	/* lws closes its dup */
+}
+
+/* 0 when watching (or the store has no notices); a task may call it. */
+static int
+serve_notes_start(void)
+{
+	lws_adopt_desc_t	 ad;
+	struct errmsg		 err;
+	int			 fd, d, r;
+
+	if (serve_notes != NULL)
+		return 0;
+	if ((r = store_open(&serve_notes, serve_api.store_url, &err)) != 0)
+		return r;
+	if ((r = store_watch(serve_notes, &fd)) != 0 ||
+	    (d = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1) {
+		store_free(serve_notes);
+		serve_notes = NULL;
+		return r == ERR_UNKNOWN_OP ? 0 : r != 0 ? r :
+		    err_from_errno(errno);
+	}
+	memset(&ad, 0, sizeof ad);
+	ad.vh = serve_inner;
+	ad.type = LWS_ADOPT_RAW_FILE_DESC;
+	ad.fd.filefd = d;
+	ad.vh_prot_name = SERVE_NOTES_PROTOCOL;
+	ad.opaque = serve_notes;
+	/* On failure lws closed d. */
+	if (lws_adopt_descriptor_vhost_via_info(&ad) == NULL) {
+		store_free(serve_notes);
+		serve_notes = NULL;
+		return ERR_INTERNAL;
+	}
+	return 0;
+}
+
 static const struct lws_protocols serve_protocols[] = {
 	{ "http", serve_http_cb, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
-static struct lws_protocols serve_inner_protocols[4];
+static struct lws_protocols serve_inner_protocols[5];
 
 static void
 serve_on_signal(int sig)
@@ -1005,7 +1074,9 @@ serve_loop_new(void)
 	serve_inner_protocols[1] = task_fd_protocol;
 	serve_inner_protocols[2] = (struct lws_protocols){
 		SERVE_WATCH_PROTOCOL, serve_watch_cb, 0, 0, 0, NULL, 0 };
-	memset(&serve_inner_protocols[3], 0, sizeof serve_inner_protocols[3]);
+	serve_inner_protocols[3] = (struct lws_protocols){
+		SERVE_NOTES_PROTOCOL, serve_notes_cb, 0, 0, 0, NULL, 0 };
+	memset(&serve_inner_protocols[4], 0, sizeof serve_inner_protocols[4]);
 	memset(&info, 0, sizeof info);
 	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
 	/* Socket reads of 64 KiB, not 4: streamed uploads cost less. */
@@ -1247,6 +1318,8 @@ serve_main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, serve_on_signal);
 	signal(SIGINT, serve_on_signal);
+	if ((r = serve_notes_start()) != 0)
+		log_warn("serve.store_watch", "code=%s", err_name(r));
 	if (serve_watch_start(data_dir) != 0)
 		log_warn("serve.watch", "cannot watch the data directory: "
 		    "activity long polls see only this process's events");
@@ -1296,6 +1369,8 @@ out:
 	}
 	serve_ctx = NULL;
 	token_wipe(tok, sizeof tok);
+	store_free(serve_notes);
+	serve_notes = NULL;
 	if (store_copy != NULL) {
 		explicit_bzero(store_copy, strlen(store_copy));
 		free(store_copy);

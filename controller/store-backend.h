@@ -60,6 +60,9 @@ struct store_ops {
 	int	(*home_rev_latest)(void *, const char *,
 		    struct store_home_rev *);
 	int	(*home_rev_delete)(void *, const char *, int64_t);
+	/* Optional (NULL: the backend has no notices). */
+	int	(*watch)(void *, int *);
+	int	(*watch_read)(void *);
 };
 
 extern const struct store_ops	store_sqlite_ops;

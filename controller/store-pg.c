@@ -1065,9 +1065,11 @@ pg_event_add(void *impl, struct store_event *e)
 	PGresult	*res;
 	int		 r;
 
-	r = pg_query(impl, &res, "INSERT INTO activity_events (computer, bot, "
-	    "ts_ms, kind, tool, ok, text) VALUES ($1, $2, $3, $4, $5, $6, $7) "
-	    "RETURNING id", "ssissis", e->computer, e->bot, e->ts_ms, e->kind,
+	/* The notice wakes other controllers' long polls (pg_watch()). */
+	r = pg_query(impl, &res, "WITH ins AS (INSERT INTO activity_events "
+	    "(computer, bot, ts_ms, kind, tool, ok, text) VALUES ($1, $2, $3, "
+	    "$4, $5, $6, $7) RETURNING id) SELECT id, "
+	    "pg_notify('rakazo_activity', '') FROM ins", "ssissis", e->computer, e->bot, e->ts_ms, e->kind,
 	    e->tool, (int64_t)e->ok, e->text);
 	return pg_returning(r, res, &e->id);
 }
@@ -1297,6 +1299,39 @@ pg_home_rev_delete(void *impl, const char *computer, int64_t rev)
 	    "computer = $1 AND revision = $2", "si", computer, rev);
 }
 
+/* ---- change notices ---------------------------------------------------- */
+
+static int
+pg_watch(void *impl, int *fd)
+{
+	struct pg	*q = impl;
+	int		 r;
+
+	*fd = -1;
+	if ((r = pg_simple(q, "LISTEN rakazo_activity")) != 0)
+		return r;
+	*fd = PQsocket(q->conn);
+	return *fd >= 0 ? 0 : ERR_STORE_UNAVAILABLE;
+}
+
+/* On the loop, never waiting: what the socket has is read, no more. */
+static int
+pg_watch_read(void *impl)
+{
+	struct pg	*q = impl;
+	PGnotify	*n;
+	int		 got = 0;
+
+	if (q->conn == NULL || PQconsumeInput(q->conn) == 0 ||
+	    PQstatus(q->conn) != CONNECTION_OK)
+		return ERR_STORE_UNAVAILABLE;
+	while ((n = PQnotifies(q->conn)) != NULL) {
+		got = 1;
+		PQfreemem(n);
+	}
+	return got;
+}
+
 const struct store_ops store_pg_ops = {
 	.name = "postgres",
 	.open = pg_open,
@@ -1339,4 +1374,6 @@ const struct store_ops store_pg_ops = {
 	.home_rev_list = pg_home_rev_list,
 	.home_rev_latest = pg_home_rev_latest,
 	.home_rev_delete = pg_home_rev_delete,
+	.watch = pg_watch,
+	.watch_read = pg_watch_read,
 };

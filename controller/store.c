@@ -315,3 +315,20 @@ store_home_rev_delete(struct store *s, const char *computer, int64_t rev)
 {
 	return s->ops->home_rev_delete(s->impl, computer, rev);
 }
+
+int
+store_watch(struct store *s, int *fd)
+{
+	*fd = -1;
+	if (s->ops->watch == NULL)
+		return ERR_UNKNOWN_OP;
+	return s->ops->watch(s->impl, fd);
+}
+
+int
+store_watch_read(struct store *s)
+{
+	if (s->ops->watch_read == NULL)
+		return ERR_UNKNOWN_OP;
+	return s->ops->watch_read(s->impl);
+}

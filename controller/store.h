@@ -225,6 +225,18 @@ int	 store_home_rev_latest(struct store *s, const char *computer,
 int	 store_home_rev_delete(struct store *s, const char *computer,
 	    int64_t revision);
 
+/*
+ * Change notices between processes (G-30's long polls): a descriptor that
+ * turns readable when some process may have added activity.  PostgreSQL
+ * LISTENs on a connection of s's own (use s for nothing else then);
+ * SQLite has none (ERR_UNKNOWN_OP: DATA_DIR's inotify does that job).
+ * store_watch_read() drains the descriptor without waiting: 1 when a
+ * notice came, 0 when none, an error when the watch broke (free s, open
+ * another).
+ */
+int	 store_watch(struct store *s, int *fd);
+int	 store_watch_read(struct store *s);
+
 /* Milliseconds since the epoch (CLOCK_REALTIME): rows are shared between
  * processes, so a monotonic clock would not compare across them. */
 int64_t	 store_now_ms(void);
