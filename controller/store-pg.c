@@ -25,9 +25,9 @@
  * Never blocking the loop.  Every exchange uses libpq's asynchronous API
  * (PQconnectStartParams/PQconnectPoll, PQsendPrepare, PQsendQueryPrepared,
  * PQflush, PQconsumeInput, PQisBusy, PQgetResult) on a non-blocking
- * socket; inside a task the wait for the socket is task_wait_fd(), which
- * hands the loop back, and only code outside tasks (start-up, unit tests)
- * waits in poll().  Each exchange has a deadline (PG_QUERY_MS): past it
+ * socket; inside a task the wait for the socket is task_keep_wait(),
+ * which hands the loop back, and only code outside tasks (start-up, unit
+ * tests) waits in poll().  Each exchange has a deadline (PG_QUERY_MS): past it
  * the connection is dropped, so a wedged server costs a request, not the
  * process.
  *
@@ -81,6 +81,8 @@ struct pg_prep {
 
 struct pg {
 	PGconn		*conn;
+	struct task_keep *keep;		/* conn's socket on the loop */
+	int		 connecting;	/* the socket may still change */
 	char		*url;
 	int		 in_tx;
 	int		 nprep;
@@ -107,6 +109,8 @@ pg_line(const char *msg, char *buf, size_t len)
 static void
 pg_drop(struct pg *q)
 {
+	task_keep_free(q->keep);
+	q->keep = NULL;
 	if (q->conn != NULL)
 		PQfinish(q->conn);
 	q->conn = NULL;
@@ -128,6 +132,17 @@ pg_wait(struct pg *q, int out, int64_t deadline_ms)
 		return ERR_STORE_UNAVAILABLE;
 	if (left <= 0)
 		return ERR_TIMEOUT;
+	/*
+	 * In a task: the socket stays adopted between waits (a request
+	 * waits on it a dozen times).  Once connected the socket changes
+	 * only with a new connection, and pg_drop() lets the old one go;
+	 * while connecting libpq may close one and open another under the
+	 * same number, so those waits adopt afresh each time.
+	 */
+	if (task_self() != NULL && q->keep == NULL && !q->connecting)
+		q->keep = task_keep_new(fd);
+	if (task_self() != NULL && q->keep != NULL)
+		return task_keep_wait(q->keep, out, left);
 	if (task_self() != NULL)
 		return out ? task_wait_fd_out(fd, left) : task_wait_fd(fd, left);
 	pfd.fd = fd;
@@ -178,10 +193,12 @@ pg_connect(struct pg *q, struct errmsg *err)
 	if (PQstatus(q->conn) == CONNECTION_BAD)
 		goto bad;
 	PQsetNoticeProcessor(q->conn, pg_notice, NULL);
+	q->connecting = 1;
 	while (st != PGRES_POLLING_OK) {
 		if (st == PGRES_POLLING_FAILED)
 			goto bad;
 		if ((r = pg_wait(q, st == PGRES_POLLING_WRITING, deadline)) != 0) {
+			q->connecting = 0;
 			pg_drop(q);
 			return errmsg_set(err, ERR_STORE_UNAVAILABLE, "cannot "
 			    "connect to the PostgreSQL state store: %s",
@@ -189,10 +206,12 @@ pg_connect(struct pg *q, struct errmsg *err)
 		}
 		st = PQconnectPoll(q->conn);
 	}
+	q->connecting = 0;
 	if (PQsetnonblocking(q->conn, 1) != 0)
 		goto bad;
 	return 0;
 bad:
+	q->connecting = 0;
 	/* libpq's sentence names host and port, never the password. */
 	errmsg_set(err, ERR_STORE_UNAVAILABLE, "cannot connect to the "
 	    "PostgreSQL state store: %s", pg_line(PQerrorMessage(q->conn),
