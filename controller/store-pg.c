@@ -39,6 +39,10 @@
  *
  * Statements are prepared once per connection and reused, keyed by the
  * SQL's address (a string literal of one call site), as in SQLite.
+ *
+ * One wait stays synchronous: libpq resolves a host name with
+ * getaddrinfo() inside PQconnectPoll().  Give an address (or hostaddr=)
+ * where a resolver may be slow.
  */
 #include "autoconf.h"
 
@@ -730,10 +734,20 @@ fail:
 static int
 pg_open(void **impl, const char *url, struct errmsg *err)
 {
-	struct pg	*q;
-	int		 r;
+	PQconninfoOption	*opts;
+	struct pg		*q;
+	char			*perr = NULL;
+	int			 r;
 
 	*impl = NULL;
+	/* A malformed URL is a setup error, not a server that is away.  Its
+	 * parser's sentence may quote the URL: not repeated. */
+	if ((opts = PQconninfoParse(url, &perr)) == NULL) {
+		PQfreemem(perr);
+		return errmsg_set(err, ERR_CONFIG, "the state store URL is not "
+		    "a valid PostgreSQL URI");
+	}
+	PQconninfoFree(opts);
 	q = xcalloc(1, sizeof *q);
 	q->url = xstrdup(url);
 	if ((r = pg_connect(q, err)) != 0 || (r = pg_migrate(q, err)) != 0) {

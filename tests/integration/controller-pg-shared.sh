@@ -10,6 +10,20 @@
 RAKAZO_TEST_STORE=postgres
 . "${top_srcdir:-.}/tests/lib-controller.sh"
 
+# A store that is not there, or a URL that is not one, stops start-up
+# with a stable code and without the password.
+out=$(DATABASE_URL="postgres://rakazo:$PG_PASS@127.0.0.1:1/rakazo" \
+    timeout 30 "$RAKAZOCTL" serve --listen 127.0.0.1:0 --data-dir "$T/bad" \
+    --token-file "$CTL_TOKEN" 2>&1) && t_fail "serve ran without its store"
+t_contains "$out" STATE_STORE_UNAVAILABLE "an unreachable store"
+t_not_contains "$out" "$PG_PASS" "the password in the error"
+out=$(timeout 30 "$RAKAZOCTL" serve --listen 127.0.0.1:0 --data-dir \
+    "$T/bad" --token-file "$CTL_TOKEN" --store \
+    "postgres://rakazo:$PG_PASS@127.0.0.1/x?a=%zz" 2>&1) &&
+    t_fail "serve ran with a malformed store URL"
+t_contains "$out" CONFIG_INVALID "a malformed store URL"
+t_not_contains "$out" "$PG_PASS" "the password in the error"
+
 ctl_start
 A=$CTL_URL
 ctl_serve second "$T/serve-b.log"

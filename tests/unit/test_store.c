@@ -140,6 +140,9 @@ test_migrate_reopen(void **state)
 	store_free(s);
 	assert_int_equal(store_open(&s, "mysql://x/y", &err), ERR_CONFIG);
 	assert_null(s);
+	assert_int_equal(store_open(&s, "postgres://u:pw@127.0.0.1:1/y?x=%zz",
+	    &err), ERR_CONFIG);
+	assert_null(strstr(err.msg, "pw"));
 	/* Nothing listens on port 1: unavailable, not a setup error. */
 	assert_int_equal(store_open(&s, "postgres://127.0.0.1:1/y", &err),
 	    ERR_STORE_UNAVAILABLE);
