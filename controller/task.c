@@ -102,6 +102,16 @@ static size_t			 task_loop_size;
 static int	task_fd_cb(struct lws *, enum lws_callback_reasons, void *,
 		    void *, size_t);
 
+struct task_keep {
+	int		 fd;		/* the caller's; we adopt a dup */
+	struct lws	*wsi;		/* NULL while off the loop */
+	struct task	*waiter;
+	int		 fired;
+};
+
+/* The wsi user pointer that marks a kept descriptor's wsi. */
+static char			 task_keep_tag;
+
 const struct lws_protocols task_fd_protocol = {
 	TASK_FD_PROTOCOL, task_fd_cb, 0, 0, 0, NULL, 0
 };
@@ -410,17 +420,54 @@ task_fd_fire(struct task *t, struct lws *wsi)
 	task_make_ready(t);
 }
 
+/* A kept descriptor's events (task_keep_*). */
+static int
+task_keep_cb(struct lws *wsi, enum lws_callback_reasons reason)
+{
+	struct task_keep	*k = lws_get_opaque_user_data(wsi);
+
+	switch (reason) {
+	case LWS_CALLBACK_RAW_RX_FILE:
+	case LWS_CALLBACK_RAW_WRITEABLE_FILE:
+		if (k == NULL)
+			return -1;
+		if (k->waiter != NULL) {
+			k->fired = 1;
+			task_make_ready(k->waiter);
+			return 0;
+		}
+		/* Nobody waits: off the loop until the next wait. */
+		lws_set_opaque_user_data(wsi, NULL);
+		k->wsi = NULL;
+		return -1;
+	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		if (k != NULL) {
+			k->wsi = NULL;
+			if (k->waiter != NULL) {
+				k->fired = 1;
+				task_make_ready(k->waiter);
+			}
+		}
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 static int
 task_fd_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     void *in, size_t len)
 {
-	struct task	*t = lws_get_opaque_user_data(wsi);
+	struct task	*t;
 
-	(void)user;
 	(void)in;
 	(void)len;
+	if (user == &task_keep_tag)
+		return task_keep_cb(wsi, reason);
+	t = lws_get_opaque_user_data(wsi);
 	switch (reason) {
 	case LWS_CALLBACK_RAW_RX_FILE:
+	case LWS_CALLBACK_RAW_WRITEABLE_FILE:	/* task_wait_fd_out() */
 		if (t != NULL) {
 			lws_set_opaque_user_data(wsi, NULL);
 			task_fd_fire(t, wsi);
@@ -451,8 +498,27 @@ task_fds_drop(struct task *t)
 	}
 }
 
+static int	task_wait_fds_how(const int *, int, int64_t, int *, int);
+
 int
 task_wait_fds(const int *fds, int n, int64_t timeout_ms, int *which)
+{
+	return task_wait_fds_how(fds, n, timeout_ms, which, 0);
+}
+
+/*
+ * A client that must send before it can read (libpq's PQflush() returning
+ * 1) waits for either direction: lws reports writable once asked to.
+ */
+int
+task_wait_fd_out(int fd, int64_t timeout_ms)
+{
+	return task_wait_fds_how(&fd, 1, timeout_ms, NULL, 1);
+}
+
+static int
+task_wait_fds_how(const int *fds, int n, int64_t timeout_ms, int *which,
+    int out)
 {
 	struct task	*t = task_cur;
 	lws_adopt_desc_t info;
@@ -480,6 +546,8 @@ task_wait_fds(const int *fds, int n, int64_t timeout_ms, int *which)
 			task_fds_drop(t);
 			return ERR_INTERNAL;
 		}
+		if (out)
+			lws_callback_on_writable(t->fdwsi[i]);
 	}
 	task_timer_arm(t, timeout_ms);
 	task_park();
@@ -496,6 +564,74 @@ int
 task_wait_fd(int fd, int64_t timeout_ms)
 {
 	return task_wait_fds(&fd, 1, timeout_ms, NULL);
+}
+
+struct task_keep *
+task_keep_new(int fd)
+{
+	struct task_keep	*k;
+
+	if (task_vh == NULL || fd < 0)
+		return NULL;
+	k = xcalloc(1, sizeof *k);
+	k->fd = fd;
+	return k;
+}
+
+static int
+task_keep_adopt(struct task_keep *k)
+{
+	lws_adopt_desc_t	 info;
+	int			 d;
+
+	if ((d = fcntl(k->fd, F_DUPFD_CLOEXEC, 0)) == -1)
+		return err_from_errno(errno);
+	memset(&info, 0, sizeof info);
+	info.vh = task_vh;
+	info.type = LWS_ADOPT_RAW_FILE_DESC;
+	info.fd.filefd = d;
+	info.vh_prot_name = TASK_FD_PROTOCOL;
+	info.opaque = k;
+	/* On failure lws closed d. */
+	if ((k->wsi = lws_adopt_descriptor_vhost_via_info(&info)) == NULL)
+		return ERR_INTERNAL;
+	lws_set_wsi_user(k->wsi, &task_keep_tag);
+	return 0;
+}
+
+int
+task_keep_wait(struct task_keep *k, int out, int64_t timeout_ms)
+{
+	struct task	*t = task_cur;
+	int		 r;
+
+	if (t == NULL || k == NULL || task_vh == NULL)
+		return ERR_INTERNAL;
+	if (k->wsi == NULL && (r = task_keep_adopt(k)) != 0)
+		return r;
+	k->waiter = t;
+	k->fired = 0;
+	if (out)
+		lws_callback_on_writable(k->wsi);
+	task_timer_arm(t, timeout_ms);
+	task_park();
+	task_timer_disarm(t);
+	k->waiter = NULL;
+	return k->fired ? 0 : ERR_TIMEOUT;
+}
+
+void
+task_keep_free(struct task_keep *k)
+{
+	if (k == NULL)
+		return;
+	/* After task_shutdown() the context closes what is left. */
+	if (k->wsi != NULL && task_ctx != NULL) {
+		lws_set_opaque_user_data(k->wsi, NULL);
+		lws_set_timeout(k->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT,
+		    LWS_TO_KILL_ASYNC);
+	}
+	free(k);
 }
 
 int

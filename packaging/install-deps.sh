@@ -38,6 +38,7 @@ chromium jq
 libvncserver-dev
 libnss-wrapper
 libsqlite3-dev curl python3 file
+libpq-dev postgresql
 mandoc bash coreutils findutils diffutils grep sed procps psmisc
 util-linux passwd tar xz-utils gzip ca-certificates
 dpkg-dev debhelper lintian
