@@ -204,6 +204,7 @@ int	 store_uid_retire(struct store *s, const char *computer,
  * archive without its row is a leftover, never a current revision.
  */
 #define STORE_SHA256_HEX	65
+#define STORE_FP_MAX		128
 
 struct store_home_rev {
 	char	 computer[STORE_ID_MAX];
@@ -213,6 +214,8 @@ struct store_home_rev {
 	int64_t	 files;			/* entries in the archive */
 	char	 sha256[STORE_SHA256_HEX];	/* of the archive, hex */
 	char	 cause[96];		/* run:<bot>/<outcome>, stopped, idle ... */
+	/* guestd's fingerprint of the tree it exported, "" unknown. */
+	char	 fingerprint[STORE_FP_MAX];
 };
 
 int	 store_home_rev_add(struct store *s, const struct store_home_rev *h);
