@@ -664,6 +664,10 @@ static const char *const pg_migrations[] = {
 	"  DEFAULT '';"
 	"ALTER TABLE home_revisions ADD COLUMN cause TEXT NOT NULL "
 	"  DEFAULT '';",
+	/* 5: guestd's fingerprint of the exported tree (an unchanged
+	 * checkpoint, checkpoint.c). */
+	"ALTER TABLE home_revisions ADD COLUMN fingerprint TEXT NOT NULL "
+	"  DEFAULT '';",
 };
 
 #define PG_NMIGRATIONS	(sizeof(pg_migrations) / sizeof(pg_migrations[0]))
@@ -1270,7 +1274,8 @@ pg_uid_retire(void *impl, const char *computer, int64_t now)
 /* ---- home revisions --------------------------------------------------- */
 
 #define PG_HOME_COLS \
-	"computer, revision, created_ms, bytes, files, sha256, cause"
+	"computer, revision, created_ms, bytes, files, sha256, cause, " \
+	"fingerprint"
 
 static void
 pg_home_row(const PGresult *res, int i, void *p)
@@ -1285,15 +1290,17 @@ pg_home_row(const PGresult *res, int i, void *p)
 	h->files = pg_int(res, i, 4);
 	pg_text(res, i, 5, h->sha256, sizeof h->sha256);
 	pg_text(res, i, 6, h->cause, sizeof h->cause);
+	pg_text(res, i, 7, h->fingerprint, sizeof h->fingerprint);
 }
 
 static int
 pg_home_rev_add(void *impl, const struct store_home_rev *h)
 {
 	return pg_changed(impl, ERR_EXISTS, "INSERT INTO home_revisions ("
-	    PG_HOME_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7) "
-	    "ON CONFLICT DO NOTHING", "siiiiss", h->computer, h->revision,
-	    h->created_ms, h->bytes, h->files, h->sha256, h->cause);
+	    PG_HOME_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+	    "ON CONFLICT DO NOTHING", "siiiisss", h->computer, h->revision,
+	    h->created_ms, h->bytes, h->files, h->sha256, h->cause,
+	    h->fingerprint);
 }
 
 static int

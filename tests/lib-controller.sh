@@ -66,6 +66,16 @@ if [ "${RAKAZO_TEST_STORE:-sqlite}" = postgres ]; then
 	CTL_STORE=$PG_URL
 fi
 
+# ctl_sql SQL: one statement on the state store this test runs against
+# (SQLite's state.db, or the PostgreSQL cluster); prints the rows.
+ctl_sql() {
+	if [ -n "$CTL_STORE" ]; then
+		pg_sql "$1"
+	else
+		sqlite3 "$CTL_DATA/state.db" "$1"
+	fi
+}
+
 # ctl_serve NAME LOG [serve args...]: a rakazoctl serve on this test's
 # data directory (several may share it, C-2); waits until it listens and
 # sets SERVE_PID and SERVE_PORT ("" when it did not start).

@@ -23,8 +23,7 @@ guestd_running() {	# 1 when a guestd of team's workspace is alive
 	echo 0
 }
 runs() {	# computer_runs rows of team
-	sqlite3 "$CTL_DATA/state.db" \
-	    "SELECT count(*) FROM computer_runs WHERE computer='team'"
+	ctl_sql "SELECT count(*) FROM computer_runs WHERE computer='team'"
 }
 
 ctl_start --attach-max 1000
@@ -101,7 +100,7 @@ with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
     add("bots/alice/ok.txt", b"fine")
 EOF
 cp "$T/evil.tar" "$CTL_DATA/homes/team/rev-2.tar"
-sqlite3 "$CTL_DATA/state.db" "INSERT INTO home_revisions (computer, revision,
+ctl_sql "INSERT INTO home_revisions (computer, revision,
     created_ms, bytes, files, sha256, cause) VALUES ('team', 2, 1,
     $(stat -c %s "$T/evil.tar"), 6,
     '$(sha256sum < "$T/evil.tar" | cut -c1-64)', 'test')"
@@ -119,7 +118,7 @@ t_contains "$r" NOT_FOUND "nor is a path through it"
 r=$(tool list_files '"path":"."')
 t_not_contains "$r" escaped "a climbing name is passed over"
 t_not_contains "$r" abs.txt "an absolute name is passed over"
-sqlite3 "$CTL_DATA/state.db" \
+ctl_sql \
     "DELETE FROM home_revisions WHERE computer='team' AND revision=2"
 rm -f "$CTL_DATA/homes/team/rev-2.tar"
 
