@@ -268,12 +268,20 @@ docker_base() {
 docker_image() {
 	local tag=${1:-$RAKAZO_TEST_IMAGE} base
 	[ $# -eq 0 ] || shift
+	local rc=0
 	base=$(docker_base) || return 1
+	# One build at a time on an engine: a prune after one build would
+	# remove the untagged layers of another still running.
+	exec 7>"$RAKAZO_DOCKER_CACHE/build.lock"
+	flock -w "$RAKAZO_IMAGE_TIMEOUT" 7 || { exec 7>&-; return 1; }
 	timeout --kill-after=20 "$RAKAZO_IMAGE_TIMEOUT" \
 	    "$_docker_lib_dir/../image/build.sh" --base "$base" --tag "$tag" \
-	    --stage-tag "${tag%%:*}-build:${tag#*:}" "$@" >&2 || return 1
-	_docker_prune
-	echo "$tag"
+	    --stage-tag "${tag%%:*}-build:${tag#*:}" "$@" >&2 || rc=1
+	[ "$rc" -ne 0 ] || _docker_prune
+	flock -u 7
+	exec 7>&-
+	[ "$rc" -eq 0 ] && echo "$tag"
+	return "$rc"
 }
 
 # _docker_prune: in our own engine (everything in it is ours), what no
