@@ -284,29 +284,50 @@ capture_mix(uint64_t h, uint64_t w)
 	return h ^ h >> 29;
 }
 
+/*
+ * One tile's hash: its 64-bit words through a multiply-xorshift chain.
+ * Tiles are independent, so the chains of a row overlap in the CPU; the
+ * cost is ~1.5 instructions a byte (a whole 1280x800 frame ~0.5 ms, a
+ * fifth of its JPEG).  A short last tile is padded with zeros.
+ */
+static inline uint64_t
+capture_tile_hash(const uint8_t *p)
+{
+	uint64_t	a = 0x9e3779b97f4a7c15ULL, w;
+	int		k;
+
+	for (k = 0; k < CAPTURE_TILE * 4 / 8; k++) {
+		memcpy(&w, p + (size_t)k * 8, 8);
+		a = capture_mix(a, w);
+	}
+	return a;
+}
+
 /* Hash rows [y, y+h) of the framebuffer into rowhash, tile by tile. */
 static void
 capture_hash_rows(struct capture *cap, int y, int h)
 {
 	const size_t	 stride = (size_t)cap->img->bytes_per_line;
 	const uint8_t	*row;
-	uint64_t	*out, w, a;
-	int		 r, t, k, n;
+	uint64_t	*out;
+	uint8_t		 pad[CAPTURE_TILE * 4];
+	int		 r, t, n;
 
 	for (r = y; r < y + h; r++) {
 		row = (const uint8_t *)cap->img->data + (size_t)r * stride;
 		out = cap->rowhash + (size_t)r * (size_t)cap->ntiles;
 		for (t = 0; t < cap->ntiles; t++) {
-			/* The last tile may be short: hash what there is. */
 			n = cap->w - t * CAPTURE_TILE;
-			n = (n > CAPTURE_TILE ? CAPTURE_TILE : n) * 4 / 8;
-			a = 0x9e3779b97f4a7c15ULL;
-			for (k = 0; k < n; k++) {
-				memcpy(&w, row + (size_t)t * CAPTURE_TILE * 4 +
-				    (size_t)k * 8, 8);
-				a = capture_mix(a, w);
+			if (n >= CAPTURE_TILE) {
+				out[t] = capture_tile_hash(row + (size_t)t *
+				    CAPTURE_TILE * 4);
+				continue;
 			}
-			out[t] = a;
+			/* The last tile is short: padded. */
+			memset(pad, 0, sizeof pad);
+			memcpy(pad, row + (size_t)t * CAPTURE_TILE * 4,
+			    (size_t)n * 4);
+			out[t] = capture_tile_hash(pad);
 		}
 	}
 }
@@ -323,7 +344,9 @@ capture_box_tiles(const struct capture *cap, const struct capture_box *b,
 	return *t2 - *t1 >= CAPTURE_SCROLL_TILES && b->h >= CAPTURE_SCROLL_ROWS;
 }
 
-/* Signatures of box b's rows from the tile hashes now kept. */
+/* Signatures of box b's rows from the tile hashes now kept: a sum of
+ * the tiles' hashes, each times its own odd factor (no chain of
+ * dependent multiplies), mixed once. */
 static void
 capture_box_sigs(const struct capture *cap, const struct capture_box *b,
     int t1, int t2, uint64_t *sig)
@@ -336,8 +359,8 @@ capture_box_sigs(const struct capture *cap, const struct capture_box *b,
 		th = cap->rowhash + (size_t)(b->y + r) * (size_t)cap->ntiles;
 		a = (uint64_t)(t2 - t1);
 		for (t = t1; t < t2; t++)
-			a = capture_mix(a, th[t]);
-		sig[r] = a;
+			a += th[t] * (CAPTURE_HASH_K + 2 * (uint64_t)t);
+		sig[r] = capture_mix(a, (uint64_t)t1);
 	}
 }
 
