@@ -93,6 +93,12 @@ encode_jpeg_band(struct encode_job *j, struct encode_band *b)
 	c.in_color_space = JCS_EXT_BGRX;
 	jpeg_set_defaults(&c);		/* YCbCr 4:2:0, standard tables */
 	jpeg_set_quality(&c, j->quality, TRUE);
+	/* Luma's sampling factors set the chroma's resolution. */
+	if (j->subsamp == ENCODE_SAMP_444 || j->subsamp == ENCODE_SAMP_422) {
+		c.comp_info[0].h_samp_factor =
+		    j->subsamp == ENCODE_SAMP_422 ? 2 : 1;
+		c.comp_info[0].v_samp_factor = 1;
+	}
 	c.dct_method = JDCT_IFAST;
 	if (j->join && j->nbands > 1)
 		c.restart_in_rows = 1;

@@ -30,6 +30,13 @@ enum encode_format {
 	ENCODE_PNG
 };
 
+/* JPEG chroma subsampling. */
+enum encode_samp {
+	ENCODE_SAMP_420 = 0,
+	ENCODE_SAMP_422,
+	ENCODE_SAMP_444
+};
+
 struct encode_job;
 typedef void	(*encode_done_fn)(struct encode_job *j, void *arg);
 
@@ -51,6 +58,7 @@ struct encode_job {
 	size_t			 stride;
 	enum encode_format	 format;
 	int			 quality;	/* JPEG 1..100 */
+	enum encode_samp	 subsamp;	/* JPEG chroma; 0: 4:2:0 */
 	int			 join;		/* bands will be joined */
 	int			 nbands;	/* 0: encode_bands() decides */
 

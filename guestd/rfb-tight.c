@@ -22,7 +22,11 @@
  * a whole 1280x800 screen): capture keeps grabbing into it, and the
  * display may close while a worker encodes.  Large rectangles are cut
  * into bands, one per worker, each a Tight rectangle of its own.  The
- * viewer's JPEG quality is honoured; the chroma is always 4:2:0.
+ * viewer's JPEG quality and chroma subsampling are what libvncserver's
+ * Tight would use: its fine quality and subsampling pseudo-encodings
+ * when sent, else those its quality level implies (levels 0-2 4:2:0,
+ * 3-5 4:2:2, 6-9 4:4:4: noVNC's default 6 is 4:4:4).  Grey JPEG stays
+ * libvncserver's.
  */
 #include "autoconf.h"
 
@@ -78,11 +82,26 @@ rfb_tight_quality(rfbClientPtr cl)
 	return 80;
 }
 
+/* libvncserver's turboSubsampLevel: 0 4:4:4, 1 4:2:0, 2 4:2:2, 3 grey. */
+static enum encode_samp
+rfb_tight_subsamp(rfbClientPtr cl)
+{
+	switch (cl->turboSubsampLevel) {
+	case 0:
+		return ENCODE_SAMP_444;
+	case 2:
+		return ENCODE_SAMP_422;
+	default:
+		return ENCODE_SAMP_420;
+	}
+}
+
 int
 rfb_tight_eligible(rfbClientPtr cl)
 {
 	return cl->preferredEncoding == rfbEncodingTight &&
 	    cl->tightQualityLevel >= 0 &&
+	    cl->turboSubsampLevel >= 0 && cl->turboSubsampLevel <= 2 &&
 	    cl->format.bitsPerPixel == 32 && cl->format.trueColour &&
 	    cl->scaledScreen == cl->screen &&
 	    cl->enableCursorShapeUpdates;
@@ -259,7 +278,7 @@ rfb_tight_area(sraRegionPtr rgn)
 
 static void
 rfb_tight_start_piece(struct rfb_tight *t, struct rfb_tight_piece *pc,
-    const sraRect *rc, int quality)
+    const sraRect *rc, int quality, enum encode_samp subsamp)
 {
 	rfbScreenInfoPtr	 s = t->cl->screen;
 	size_t			 row;
@@ -280,6 +299,7 @@ rfb_tight_start_piece(struct rfb_tight *t, struct rfb_tight_piece *pc,
 	pc->job.stride = row;
 	pc->job.format = ENCODE_JPEG;
 	pc->job.quality = quality;
+	pc->job.subsamp = subsamp;
 	t->pending++;
 	if (encode_start(&pc->job, rfb_tight_piece_done, pc) == 0)
 		return;
@@ -327,7 +347,8 @@ rfb_tight_take(struct rfb *r, rfbClientPtr cl, rfb_tight_done_fn done,
 	quality = rfb_tight_quality(cl);
 	/* Count every piece first: a band may only finish after we return. */
 	for (i = 0; i < n; i++)
-		rfb_tight_start_piece(t, &t->piece[i], &v[i], quality);
+		rfb_tight_start_piece(t, &t->piece[i], &v[i], quality,
+		    rfb_tight_subsamp(cl));
 	if (t->pending == 0) {
 		/* All done on the loop (the pool was full): written now. */
 		rfb_tight_finish(t);

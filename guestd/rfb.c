@@ -315,6 +315,32 @@ rfb_damage(struct capture *cap, const struct capture_box *box, void *arg)
 	rfb_pump_soon(r);
 }
 
+/*
+ * Part of a frame is an earlier part moved (capture found a scroll): a
+ * CopyRect for viewers that take it; libvncserver marks it modified for
+ * the others.  Scaled copies of the screen are kept by marking modified,
+ * so with any scaled viewer it is damage like the rest.
+ */
+static void
+rfb_copy(struct capture *cap, const struct capture_box *dst, int dy,
+    void *arg)
+{
+	struct rfb	*r = arg;
+	sraRegionPtr	 rgn;
+
+	(void)cap;
+	if (r->s->scaledScreenNext != NULL) {
+		rfbMarkRectAsModified(r->s, dst->x, dst->y, dst->x + dst->w,
+		    dst->y + dst->h);
+	} else {
+		rgn = sraRgnCreateRect(dst->x, dst->y, dst->x + dst->w,
+		    dst->y + dst->h);
+		rfbScheduleCopyRegion(r->s, rgn, 0, dy);
+		sraRgnDestroy(rgn);
+	}
+	rfb_pump_soon(r);
+}
+
 static void
 rfb_viewer_fd_cb(struct loop_fd *lf, int events, void *arg)
 {
@@ -807,6 +833,7 @@ rfb_screen(struct display *d, struct rfb **out)
 	if (rfb_debug_on())
 		rfb_debug_listen(r);
 	capture_set_damage_cb(cap, rfb_damage, r);
+	capture_set_copy_cb(cap, rfb_copy, r);
 	capture_set_cursor_cb(cap, rfb_cursor_changed, r);
 	rfb_cursor_changed(cap, r);
 	LIST_INSERT_HEAD(&rfb_list, r, entry);
@@ -833,6 +860,7 @@ rfb_display_closing(struct display *d)
 	LIST_REMOVE(r, entry);
 	if (r->cap != NULL) {
 		capture_set_damage_cb(r->cap, NULL, NULL);
+		capture_set_copy_cb(r->cap, NULL, NULL);
 		capture_set_cursor_cb(r->cap, NULL, NULL);
 	}
 	loop_timer_cancel(r->pump);

@@ -6,7 +6,11 @@
 #    full-width rectangles, not libvncserver's 64 Ki-pixel pieces) and the
 #    decoded frame matches the screen within JPEG error;
 #  - two small changes at opposite corners are sent as two small boxes,
-#    not as the screen between them (capture's damage region).
+#    not as the screen between them (capture's damage region);
+#  - text scrolled a line at a time (XCopyArea, as a terminal does) comes
+#    as CopyRect plus the new line, and the viewer's picture of it matches
+#    the screen; a viewer that does not take CopyRect gets it all as
+#    pixels, matching too.
 . "$top_srcdir/tests/lib.sh"
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
 : "${VNCTIGHT:?run through make check}"
@@ -44,6 +48,36 @@ center=$(printf '%s' "$corners" | sed -n 's/.*center=\([0-9]*\).*/\1/p')
 [ "$center" = 0 ] || t_fail "corner changes sent the centre"
 # Two 40x40 squares, even merged with neighbours: far below the screen.
 [ "$area" -le 20000 ] || t_fail "corner changes sent $area pixels"
+
+# scroll FIELD RESULT: one field of a scroll result line.
+scroll_field() {
+	printf '%s\n' "$2" | sed -n 's/^scroll //p' |
+	    sed -n "s/.*$1=\([0-9]*\).*/\1/p"
+}
+r=$(DISPLAY=$dpy XAUTHORITY=$xauth "$VNCTIGHT" "127.0.0.1:$port" scroll) ||
+	t_fail "scroll viewer: $r"
+echo "# $r"
+copies=$(scroll_field copies "$r")
+carea=$(scroll_field copy_area "$r")
+parea=$(scroll_field pixel_area "$r")
+bad=$(scroll_field bad "$r")
+[ -n "$copies" ] && [ -n "$parea" ] && [ -n "$bad" ] ||
+	t_fail "no scroll result: $r"
+# 12 steps of a 640x312 area: most of each step is copied, not resent.
+[ "$copies" -ge 6 ] || t_fail "scroll sent $copies CopyRects"
+[ "$carea" -ge $((6 * 600 * 280)) ] || t_fail "scroll copied only $carea"
+[ "$parea" -le $((12 * 640 * 312 / 4)) ] ||
+	t_fail "scroll sent $parea pixels besides the copies"
+[ "$bad" = 0 ] || t_fail "scrolled text: $bad pixels wrong"
+
+r=$(DISPLAY=$dpy XAUTHORITY=$xauth "$VNCTIGHT" -nocopyrect \
+    "127.0.0.1:$port" scroll) || t_fail "no-CopyRect viewer: $r"
+echo "# $r"
+copies=$(scroll_field copies "$r")
+bad=$(scroll_field bad "$r")
+[ "$copies" = 0 ] || t_fail "a viewer without CopyRect got $copies"
+[ "$bad" = 0 ] ||
+	t_fail "no-CopyRect viewer's text off: $r"
 
 rk call display.close '{"bot":"alice"}' >/dev/null || t_fail "close"
 exit 0

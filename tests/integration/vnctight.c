@@ -15,8 +15,16 @@
  *            corners, follows updates until both show, and prints
  *            "corners area=A center=0|1" (pixels the updates covered,
  *            whether any covered the screen's centre)
+ *   scroll   writes 24 lines of text in a 640x312 area, then scrolls it
+ *            up a line (XCopyArea, as a terminal does) and writes a new
+ *            last line, VT_STEPS times, each time until the viewer shows
+ *            it; then follows updates until the area matches the screen
+ *            and prints "scroll copies=N copy_area=A pixel_area=P bad=B"
+ *            (CopyRect rectangles and their pixels, the pixels of the
+ *            other rectangles, pixels of the area still wrong: 0)
  *
- *   vnctight HOST:PORT big|corners...
+ *   vnctight [-nocopyrect] HOST:PORT big|corners|scroll...
+ * -nocopyrect asks Tight only (no CopyRect), as a viewer that cannot.
  * Exit 3 when it cannot connect, 4 on a timeout, 2 on bad usage.  Not
  * installed.
  */
@@ -32,6 +40,13 @@
 #include <rfb/rfbclient.h>
 
 #define VT_TRIES	100	/* x 100 ms */
+#define VT_STEPS	12	/* scroll steps */
+/* The text area of the scroll phase: 24 lines of 13 rows. */
+#define VT_TX		96
+#define VT_TY		160
+#define VT_TW		640
+#define VT_LINE		13
+#define VT_TH		(24 * VT_LINE)
 
 static struct {
 	Display	*dpy;
@@ -39,7 +54,18 @@ static struct {
 	GC	 gc;
 	long	 area;		/* pixels of rects since the last reset */
 	int	 rects, full_width, centre;
+	long	 copy_area;	/* of them, CopyRect */
+	int	 copies;
+	GotCopyRectProc copy;	/* libvncclient's own */
 } V;
+
+static void
+vt_copy(rfbClient *cl, int sx, int sy, int w, int h, int dx, int dy)
+{
+	V.copies++;
+	V.copy_area += (long)w * h;
+	V.copy(cl, sx, sy, w, h, dx, dy);
+}
 
 static void
 vt_got(rfbClient *cl, int x, int y, int w, int h)
@@ -62,8 +88,8 @@ vt_quiet(const char *fmt, ...)
 static void
 vt_reset(void)
 {
-	V.area = 0;
-	V.rects = V.full_width = V.centre = 0;
+	V.area = V.copy_area = 0;
+	V.rects = V.full_width = V.centre = V.copies = 0;
 }
 
 /* Pixel x, y of the client's framebuffer as 0xRRGGBB. */
@@ -221,16 +247,94 @@ vt_corners(rfbClient *cl)
 	return 0;
 }
 
+/* Pixels of the client's picture of the text area that are wrong: a
+ * channel off by more than half its range (black for white: a glyph
+ * misplaced), where JPEG's error around glyphs stays well below. */
+static long
+vt_text_bad(rfbClient *cl)
+{
+	XImage	*img;
+	long	 bad = 0;
+	int	 x, y;
+
+	img = XGetImage(V.dpy, DefaultRootWindow(V.dpy), VT_TX, VT_TY, VT_TW,
+	    VT_TH, AllPlanes, ZPixmap);
+	for (y = 0; y < VT_TH; y++)
+		for (x = 0; x < VT_TW; x++)
+			bad += !vt_close(vt_pixel(cl, VT_TX + x, VT_TY + y),
+			    (unsigned)XGetPixel(img, x, y) & 0xffffff, 128);
+	XDestroyImage(img);
+	return bad;
+}
+
+static int
+vt_text_shown(rfbClient *cl)
+{
+	return vt_text_bad(cl) == 0;
+}
+
+/* Line n of the text: its number and words of a length it sets. */
+static void
+vt_text_line(int row, int n)
+{
+	char	buf[96];
+	int	len;
+
+	len = snprintf(buf, sizeof buf, "%05d ", n);
+	while (len < 20 + n * 7 % 50 && len < (int)sizeof buf - 8)
+		len += snprintf(buf + len, sizeof buf - (size_t)len, "%s ",
+		    n % 3 == 0 ? "scroll" : n % 3 == 1 ? "copy" : "rect");
+	XSetForeground(V.dpy, V.gc, 0xffffff);
+	XFillRectangle(V.dpy, V.win, V.gc, VT_TX, VT_TY + row * VT_LINE,
+	    VT_TW, VT_LINE);
+	XSetForeground(V.dpy, V.gc, 0x000000);
+	XDrawString(V.dpy, V.win, V.gc, VT_TX + 4,
+	    VT_TY + row * VT_LINE + VT_LINE - 3, buf, len);
+}
+
+static int
+vt_scroll(rfbClient *cl)
+{
+	int	i, r;
+
+	for (i = 0; i < 24; i++)
+		vt_text_line(i, i);
+	XSync(V.dpy, False);
+	if ((r = vt_until(cl, vt_text_shown)) != 0)
+		return r;
+	vt_reset();
+	for (i = 0; i < VT_STEPS; i++) {
+		/* What a terminal does for a new line at the bottom. */
+		XCopyArea(V.dpy, V.win, V.win, V.gc, VT_TX, VT_TY + VT_LINE,
+		    VT_TW, VT_TH - VT_LINE, VT_TX, VT_TY);
+		vt_text_line(23, 24 + i);
+		XSync(V.dpy, False);
+		if ((r = vt_until(cl, vt_in_sync)) != 0)
+			return r;
+	}
+	if ((r = vt_until(cl, vt_text_shown)) != 0)
+		return r;
+	printf("scroll copies=%d copy_area=%ld pixel_area=%ld bad=%ld\n",
+	    V.copies, V.copy_area, V.area - V.copy_area, vt_text_bad(cl));
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	XSetWindowAttributes	 wa;
 	rfbClient		*cl;
 	char			 host[256], *colon;
-	int			 i, r;
+	int			 i, r, copyrect = 1;
 
+	if (argc > 1 && strcmp(argv[1], "-nocopyrect") == 0) {
+		copyrect = 0;
+		argc--;
+		argv++;
+	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: vnctight HOST:PORT big|corners...\n");
+		fprintf(stderr, "usage: vnctight [-nocopyrect] HOST:PORT "
+		    "big|corners|scroll...\n");
 		return 2;
 	}
 	snprintf(host, sizeof host, "%s", argv[1]);
@@ -248,7 +352,9 @@ main(int argc, char **argv)
 	cl->serverHost = strdup(host);
 	cl->serverPort = atoi(colon + 1);
 	cl->GotFrameBufferUpdate = vt_got;
-	cl->appData.encodingsString = "tight copyrect";
+	V.copy = cl->GotCopyRect;
+	cl->GotCopyRect = vt_copy;
+	cl->appData.encodingsString = copyrect ? "tight copyrect" : "tight";
 	cl->appData.enableJPEG = TRUE;
 	cl->appData.qualityLevel = 6;
 	cl->appData.compressLevel = 2;
@@ -276,6 +382,8 @@ main(int argc, char **argv)
 			r = vt_big(cl);
 		else if (strcmp(argv[i], "corners") == 0)
 			r = vt_corners(cl);
+		else if (strcmp(argv[i], "scroll") == 0)
+			r = vt_scroll(cl);
 		else
 			return 2;
 		if (r != 0) {

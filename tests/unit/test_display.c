@@ -109,6 +109,55 @@ test_region_add(void **state)
 	assert_int_equal(v[2].w, 110);
 }
 
+/* Rows of a terminal: text lines of 13 rows with blank rows between,
+ * each line's rows its own, line l's row k hashed as l * 100 + k. */
+static uint64_t
+term_row(int line, int k)
+{
+	return k >= 11 ? 7 : (uint64_t)line * 100 + (uint64_t)k + 1000;
+}
+
+/* A scroll is found with its shift and run; blank rows, a redraw and a
+ * small change are not taken for one. */
+static void
+test_scroll_find(void **state)
+{
+	uint64_t	old[312], cur[312];
+	int		r, d, y0, n;
+
+	(void)state;
+	/* 24 lines of 13 rows; then scrolled up by 3 lines. */
+	for (r = 0; r < 312; r++) {
+		old[r] = term_row(r / 13, r % 13);
+		cur[r] = term_row(r / 13 + 3, r % 13);
+	}
+	assert_int_equal(capture_scroll_find(old, cur, 312, &d, &y0, &n), 1);
+	assert_int_equal(d, 39);
+	assert_int_equal(y0, 0);
+	assert_int_equal(n, 312 - 39);
+	/* Down by three lines: the top three are the new ones. */
+	assert_int_equal(capture_scroll_find(cur, old, 312, &d, &y0, &n), 1);
+	assert_int_equal(d, -39);
+	assert_int_equal(y0, 39);
+	assert_int_equal(n, 312 - 39);
+	/* Everything new: no copy. */
+	for (r = 0; r < 312; r++)
+		cur[r] = 50000 + (uint64_t)r;
+	assert_int_equal(capture_scroll_find(old, cur, 312, &d, &y0, &n), 0);
+	/* Only blank rows changed places: nothing worth copying. */
+	for (r = 0; r < 312; r++)
+		old[r] = cur[r] = 7;
+	for (r = 0; r < 20; r++)
+		cur[r] = 8;
+	assert_int_equal(capture_scroll_find(old, cur, 312, &d, &y0, &n), 0);
+	/* A few rows changed in place: damage, not a copy. */
+	for (r = 0; r < 312; r++)
+		old[r] = cur[r] = (uint64_t)r;
+	for (r = 100; r < 104; r++)
+		cur[r] = 90000 + (uint64_t)r;
+	assert_int_equal(capture_scroll_find(old, cur, 312, &d, &y0, &n), 0);
+}
+
 static void
 test_scale(void **state)
 {
@@ -287,6 +336,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_box_union_clip),
 		cmocka_unit_test(test_region_add),
+		cmocka_unit_test(test_scroll_find),
 		cmocka_unit_test(test_scale),
 		cmocka_unit_test(test_png_bands),
 		cmocka_unit_test(test_jpeg_bands),
