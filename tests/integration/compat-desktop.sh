@@ -256,15 +256,18 @@ marker "limits"
 
 # ---- requests on one display wait their turn, boundedly ------------------
 
-# A request of 15 s (three clamped 5 s pauses) holds the display.
-( post "{\"display\":$slot,\"steps\":[{\"waitMs\":5000},{\"waitMs\":5000}],\"settleMs\":5000,\"observe\":false}"
+# A request of 30 s (six clamped 5 s pauses) holds the display: the
+# waiters below give up after 10 s, so each of them times out even when a
+# loaded machine starts it as late as 20 s after the holder began.
+( post "{\"display\":$slot,\"steps\":[{\"waitMs\":5000},{\"waitMs\":5000},{\"waitMs\":5000},{\"waitMs\":5000},{\"waitMs\":5000}],\"settleMs\":5000,\"observe\":false}" \
+      --max-time 90
   [ "$CODE" = 200 ] ) &
 holder=$!
 for _ in $(seq 1 200); do
-	grep -q 'compat.begin.*steps=2' "$GUESTD_LOG" && break
+	grep -q 'compat.begin.*steps=5' "$GUESTD_LOG" && break
 	sleep 0.05
 done
-grep -q 'compat.begin.*steps=2' "$GUESTD_LOG" || t_fail "the holder did not begin"
+grep -q 'compat.begin.*steps=5' "$GUESTD_LOG" || t_fail "the holder did not begin"
 # Nine more at once: eight wait (and give up after 10 s), one is refused
 # at once because the queue is full.
 pids=""

@@ -73,6 +73,12 @@ async function states(page, i) {
 	return page.evaluate((n) => window.states[n].map((s) => s.state), i);
 }
 
+// The same with each state's detail, for a failure's message.
+async function statesDetailed(page, i) {
+	return page.evaluate((n) => window.states[n].map((s) =>
+	    s.detail ? s.state + ' (' + s.detail + ')' : s.state), i);
+}
+
 // Wait until iframe i has posted a state in want; returns its states.
 async function waitState(page, i, want) {
 	try {
@@ -187,6 +193,10 @@ async function checkRefused(page) {
 	for (const t of process.env.BAD_TOKENS.split(' ').filter((s) => s)) {
 		const i = await embed(page, 'token=' + encodeURIComponent(t));
 		const got = await waitState(page, i, ['connected', 'failed']);
+		if (JSON.stringify(got) !== JSON.stringify(['loading',
+		    'connecting', 'failed']))
+			fail('refused token #' + i + ': states ' +
+			    JSON.stringify(await statesDetailed(page, i)));
 		expectStates(got, ['loading', 'connecting', 'failed'],
 		    'refused token #' + i);
 	}
