@@ -73,6 +73,7 @@
 #include "api.h"
 #include "cli.h"
 #include "guest-client.h"
+#include "guest.h"
 #include "provider.h"
 #include "run-record.h"
 #include "serve-req.h"
@@ -1022,6 +1023,7 @@ serve_loop_new(void)
 	if ((serve_inner = lws_create_vhost(serve_ctx, &info)) == NULL)
 		return ERR_INTERNAL;
 	task_init(serve_ctx, serve_inner);
+	guest_init(serve_ctx, serve_inner);
 	return 0;
 }
 
