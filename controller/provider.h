@@ -7,8 +7,8 @@
  * here and where its workspace lies.  Talking to guestd is guest.h's, the
  * same for every provider: no provider is on a request's path.
  * SANDBOX_PROVIDER picks the table: local (guestd as a child process),
- * fake (an in-process guestd stand-in, for tests of controller logic) and
- * none (computers disabled).
+ * docker (a container per computer), fake (an in-process guestd stand-in,
+ * for tests of controller logic) and none (computers disabled).
  *
  * A computer's provider reference (pid, port, secret file) lives in the
  * computer row's ref as JSON: a restarted controller reads it back and
@@ -44,6 +44,16 @@ struct provider_config {
 	const char	*uid_range;
 	/* Local, one shared user: accept more than one computer anyway. */
 	int		 allow_shared_user;
+	/* Docker: DOCKER_HOST (unix://PATH), the image and its tag. */
+	const char	*docker_host;
+	const char	*image;
+	const char	*image_tag;
+	/* Docker: "bind" (DATA_DIR/computers/<id>/home) or "volume". */
+	const char	*docker_home;
+	/* Docker: CPUs ("1.5"), memory bytes (0: none), pids (0: none). */
+	const char	*docker_cpus;
+	int64_t		 docker_memory;
+	int64_t		 docker_pids;
 	/* The serve loop (a provider's own I/O, e.g. its engine's API). */
 	struct lws_context *ctx;
 	struct lws_vhost *vhost;
@@ -112,6 +122,7 @@ struct provider {
 extern const struct provider_ops	provider_local_ops;
 extern const struct provider_ops	provider_fake_ops;
 extern const struct provider_ops	provider_none_ops;
+extern const struct provider_ops	provider_docker_ops;
 
 /* Provider by name; ERR_CONFIG with a sentence for an unknown one. */
 int	provider_new(struct provider **out, const char *name,

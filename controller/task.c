@@ -438,6 +438,12 @@ task_fd_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			task_fd_fire(t, wsi);
 		}
 		return -1;
+	case LWS_CALLBACK_RAW_WRITEABLE_FILE:
+		if (t != NULL) {
+			lws_set_opaque_user_data(wsi, NULL);
+			task_fd_fire(t, wsi);
+		}
+		return -1;
 	case LWS_CALLBACK_RAW_CLOSE_FILE:
 		if (t != NULL)
 			task_fd_fire(t, wsi);	/* hung up: readable */
@@ -463,18 +469,13 @@ task_fds_drop(struct task *t)
 	}
 }
 
-int
-task_wait_fds(const int *fds, int n, int64_t timeout_ms, int *which)
+/* Adopt a dup of fds[0..n) for t; out: 1 waits for writable instead. */
+static int
+task_fds_adopt(struct task *t, const int *fds, int n, int out)
 {
-	struct task	*t = task_cur;
 	lws_adopt_desc_t info;
 	int		 d, i;
 
-	if (which != NULL)
-		*which = -1;
-	if (t == NULL || task_vh == NULL || n < 1 || n > TASK_WAIT_FDS)
-		return ERR_INTERNAL;
-	t->fd_ready = 0;
 	for (i = 0; i < n; i++) {
 		if ((d = fcntl(fds[i], F_DUPFD_CLOEXEC, 0)) == -1) {
 			task_fds_drop(t);
@@ -492,7 +493,43 @@ task_wait_fds(const int *fds, int n, int64_t timeout_ms, int *which)
 			task_fds_drop(t);
 			return ERR_INTERNAL;
 		}
+		if (out)
+			lws_callback_on_writable(t->fdwsi[i]);
 	}
+	return 0;
+}
+
+int
+task_wait_fd_writable(int fd, int64_t timeout_ms)
+{
+	struct task	*t = task_cur;
+	int		 r;
+
+	if (t == NULL || task_vh == NULL)
+		return ERR_INTERNAL;
+	t->fd_ready = 0;
+	if ((r = task_fds_adopt(t, &fd, 1, 1)) != 0)
+		return r;
+	task_timer_arm(t, timeout_ms);
+	task_park();
+	task_timer_disarm(t);
+	task_fds_drop(t);
+	return t->fd_ready == 0 ? ERR_TIMEOUT : 0;
+}
+
+int
+task_wait_fds(const int *fds, int n, int64_t timeout_ms, int *which)
+{
+	struct task	*t = task_cur;
+	int		 r;
+
+	if (which != NULL)
+		*which = -1;
+	if (t == NULL || task_vh == NULL || n < 1 || n > TASK_WAIT_FDS)
+		return ERR_INTERNAL;
+	t->fd_ready = 0;
+	if ((r = task_fds_adopt(t, fds, n, 0)) != 0)
+		return r;
 	task_timer_arm(t, timeout_ms);
 	task_park();
 	task_timer_disarm(t);

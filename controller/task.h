@@ -56,6 +56,8 @@ int	task_count(void);
 int	task_sleep(int64_t ms);
 /* fd readable, at end of file, or hung up.  fd stays the caller's. */
 int	task_wait_fd(int fd, int64_t timeout_ms);
+/* fd writable (or hung up).  fd stays the caller's. */
+int	task_wait_fd_writable(int fd, int64_t timeout_ms);
 /* The first of n (<= 4) fds to become readable; its index in *which. */
 int	task_wait_fds(const int *fds, int n, int64_t timeout_ms, int *which);
 /* Until the process (not necessarily a child) exits. */
