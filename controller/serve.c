@@ -1073,6 +1073,36 @@ serve_write_ready(const char *path, int port)
 	return r;
 }
 
+struct serve_first {
+	int	 r, changed, done;
+};
+
+static void
+serve_first_task(void *arg)
+{
+	struct serve_first	*f = arg;
+
+	f->r = sweep_reconcile(&serve_api, &f->changed);
+	f->done = 1;
+	lws_cancel_service(serve_ctx);
+}
+
+/* The start-up reconciler, run to its end on the loop (nothing listens). */
+static int
+serve_reconcile_first(int *changed)
+{
+	struct serve_first	 f;
+
+	memset(&f, 0, sizeof f);
+	if ((f.r = task_spawn(serve_first_task, &f)) != 0)
+		return f.r;
+	while (!f.done)
+		if (lws_service(serve_ctx, 0) < 0)
+			return ERR_INTERNAL;
+	*changed = f.changed;
+	return f.r;
+}
+
 static int
 serve_main(int argc, char **argv)
 {
@@ -1255,8 +1285,11 @@ serve_main(int argc, char **argv)
 	serve_body_ms = body_ms;
 	if (idle_ms > 0 && idle_ms / 4 < serve_tick_ms)
 		serve_tick_ms = idle_ms / 4 > 100 ? idle_ms / 4 : 100;
-	/* C-7: rows match reality before the first request. */
-	if ((r = sweep_reconcile(&serve_api, &changed)) != 0) {
+	/*
+	 * C-7: rows match reality before the first request.  In a task,
+	 * as every later sweep: a provider may wait for its engine.
+	 */
+	if ((r = serve_reconcile_first(&changed)) != 0) {
 		cli_error("%s: the start-up reconciler failed", err_name(r));
 		goto out;
 	}
