@@ -481,7 +481,7 @@ docker_wait_ready(struct provider *p, const struct docker_ref *ref,
 	struct gclient_opts	 o;
 	struct gclient		*gc = NULL;
 	char			 url[64], secret[SECRET_MAX + 1];
-	int64_t			 deadline, backoff = 10;
+	int64_t			 deadline, backoff = 5;
 	int			 r;
 
 	if ((r = token_read_file(ref->secret_file, secret, sizeof secret,
@@ -502,7 +502,7 @@ docker_wait_ready(struct provider *p, const struct docker_ref *ref,
 		    lws_now_usecs() / 1000 + backoff >= deadline)
 			break;
 		(void)task_sleep(backoff);
-		if (backoff < 200)
+		if (backoff < 40)
 			backoff *= 2;
 	}
 	token_wipe(secret, sizeof secret);
