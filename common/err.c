@@ -145,6 +145,8 @@ static const struct err_entry err_table[] = {
 	    "The home store holds no such revision of this computer." },
 	[-ERR_HOME_STORE] = { "HOME_STORE_ERROR",
 	    "The home store failed." },
+	[-ERR_STORE_UNAVAILABLE] = { "STATE_STORE_UNAVAILABLE",
+	    "The state store cannot be reached; try again." },
 };
 
 /* Unknown codes read as INTERNAL: a client never sees an unnamed error. */

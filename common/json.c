@@ -7,6 +7,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
@@ -303,4 +304,38 @@ jsonx_utf8_fix(char *s)
 		p += k;
 		n -= k;
 	}
+}
+
+json_t *
+jsonx_name_string(const char *name, size_t len, int *escaped)
+{
+	static const char	 hexd[] = "0123456789abcdef";
+	const uint8_t		*p = (const uint8_t *)name;
+	size_t			 i, k, o = 0;
+	char			*esc;
+	json_t			*j;
+
+	if (escaped != NULL)
+		*escaped = 0;
+	if ((j = json_stringn(name, len)) != NULL)
+		return j;
+	if ((esc = malloc(4 * len + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < len; i += k) {
+		if ((k = jsonx_utf8_len(p + i, len - i, NULL)) != 0) {
+			memcpy(esc + o, p + i, k);
+			o += k;
+			continue;
+		}
+		k = 1;
+		esc[o++] = '\\';
+		esc[o++] = 'x';
+		esc[o++] = hexd[p[i] >> 4];
+		esc[o++] = hexd[p[i] & 15];
+	}
+	j = json_stringn(esc, o);
+	free(esc);
+	if (escaped != NULL && j != NULL)
+		*escaped = 1;
+	return j;
 }

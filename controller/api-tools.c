@@ -104,6 +104,7 @@ api_tools_call(struct api_ctx *x, const char **arg)
 	t.bot = bot;
 	t.args = x->body;
 	t.attach_max = x->a->attach_max;
+	t.data_dir = x->a->data_dir;
 	t.prepare = api_tools_prepare;
 	t.prepare_arg = &st;
 	errmsg_clear(&x->err);

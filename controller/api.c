@@ -62,7 +62,7 @@ api_status(int code)
 	case ERR_CONNECT: case ERR_PEER_GONE: case ERR_PROVIDER:
 	case ERR_PROTOCOL: case ERR_DISPLAY_FAILED:
 		return 502;
-	case ERR_COMPUTERS_DISABLED:
+	case ERR_COMPUTERS_DISABLED: case ERR_STORE_UNAVAILABLE:
 		return 503;
 	case ERR_NO_SPACE:
 		return 507;
@@ -392,7 +392,8 @@ api_handle(struct api *a, const struct api_req *q, struct api_resp *out)
 	path = xstrdup(q->path);
 	n = api_split(path, seg, API_SEGS_MAX);
 	if ((r = api_store_get(a, &x.s, &x.err)) != 0) {
-		api_error(&x, ERR_STORE, x.err.msg);
+		api_error(&x, r == ERR_STORE_UNAVAILABLE ? r : ERR_STORE,
+		    x.err.msg);
 		goto out;
 	}
 	/* An unknown path asks for the token too: 401 before 404. */

@@ -53,7 +53,7 @@
 #define API_START_LOCK_POLL_MS	25
 
 struct api {
-	const char	*store_url;	/* DATA_DIR or sqlite:PATH */
+	const char	*store_url;	/* DATA_DIR, sqlite:PATH or postgres:// */
 	const char	*lock_dir;	/* DATA_DIR: cross-process locks */
 	struct provider	*prov;
 	const char	*token;		/* bearer token */

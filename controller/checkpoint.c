@@ -18,6 +18,15 @@
  * guestd truncated and is refused, leaving the machine's workspace as
  * it was.
  *
+ * A checkpoint when nothing changed moves no bytes: the newest revision
+ * keeps guestd's fingerprint of the tree it was exported from (its
+ * entries' inodes, sizes, times and change times; guestd's workspace.c
+ * says why an equal fingerprint means an equal export), and when guestd
+ * says the tree still has it, the new revision is the same archive again
+ * (a hard link in the local store) with its own row.  Anything short of
+ * a clear "unchanged" (an old guestd, no fingerprint, a store that cannot
+ * link) is a full export.
+ *
  * Checkpoints and restores of one computer are serialised, also across
  * rakazoctl processes sharing the data directory, by an flock on
  * DATA_DIR/locks/home-<id>, the start lock's pattern (api-computers.c).
@@ -341,6 +350,7 @@ ckpt_export(struct api_ctx *x, struct home_store *hs,
 	struct ckpt_sink	 k;
 	json_t			*res = NULL;
 	json_int_t		 bytes = -1, entries = -1;
+	const char		*fp = NULL;
 	struct errmsg			 pe;
 	int			 r;
 
@@ -367,8 +377,8 @@ ckpt_export(struct api_ctx *x, struct home_store *hs,
 		errmsg_set(e, r, "%s", errmsg_str(&pe));
 		goto out;
 	}
-	if (json_unpack(res, "{s:I, s:I}", "bytes", &bytes, "entries",
-	    &entries) != 0 || bytes != k.bytes) {
+	if (json_unpack(res, "{s:I, s:I, s?:s}", "bytes", &bytes, "entries",
+	    &entries, "fingerprint", &fp) != 0 || bytes != k.bytes) {
 		r = errmsg_set(e, ERR_PROTOCOL, "guestd's export sent %" PRId64
 		    " bytes, its reply says %lld", k.bytes, (long long)bytes);
 		goto out;
@@ -384,6 +394,8 @@ ckpt_export(struct api_ctx *x, struct home_store *hs,
 	h->created_ms = store_now_ms();
 	h->bytes = k.bytes;
 	h->files = entries;
+	if (fp != NULL && strlen(fp) < sizeof h->fingerprint)
+		snprintf(h->fingerprint, sizeof h->fingerprint, "%s", fp);
 	if ((r = ckpt_digest_end(k.md, h->sha256, sizeof h->sha256)) != 0)
 		errmsg_code(e, r);
 out:
@@ -414,17 +426,56 @@ ckpt_record(struct api_ctx *x, struct home_store *hs,
 	return 0;
 }
 
+/* The next revision number; *last the newest row (revision 0: none). */
 static int64_t
-ckpt_next_rev(struct api_ctx *x, const char *computer, int *r)
+ckpt_next_rev(struct api_ctx *x, const char *computer,
+    struct store_home_rev *last, int *r)
 {
-	struct store_home_rev	 h;
-
-	*r = store_home_rev_latest(x->s, computer, &h);
+	memset(last, 0, sizeof *last);
+	*r = store_home_rev_latest(x->s, computer, last);
 	if (*r == ERR_NOT_FOUND) {
+		memset(last, 0, sizeof *last);
 		*r = 0;
 		return 1;
 	}
-	return *r == 0 ? h.revision + 1 : 0;
+	return *r == 0 ? last->revision + 1 : 0;
+}
+
+/*
+ * 1 when guestd says the tree still has last's fingerprint: revision rev
+ * is then last's archive again, committed, and h its row (less its
+ * cause).  0: export.  Under the lock.
+ */
+static int
+ckpt_same(struct api_ctx *x, struct home_store *hs,
+    struct store_computer *c, const struct store_home_rev *last,
+    int64_t rev, struct store_home_rev *h)
+{
+	json_t		*res = NULL;
+	struct errmsg	 pe;
+	int		 same = 0;
+
+	if (last->revision == 0 || last->fingerprint[0] == '\0')
+		return 0;
+	if (guest_call(x->a->prov, c, "workspace.fingerprint",
+	    json_pack("{s:s}", "since", last->fingerprint), NULL, 0, &res,
+	    NULL, NULL, &pe) != 0 ||
+	    !json_is_true(json_object_get(res, "unchanged")))
+		goto out;
+	memset(&pe, 0, sizeof pe);
+	if (home_put_same(hs, home_key(c->id), last->revision, rev,
+	    &pe) != 0) {
+		log_info("checkpoint.unchanged_copy", "computer=%s msg=\"%s\"",
+		    c->id, errmsg_str(&pe));
+		goto out;
+	}
+	*h = *last;
+	h->revision = rev;
+	h->created_ms = store_now_ms();
+	same = 1;
+out:
+	json_decref(res);
+	return same;
 }
 
 int
@@ -432,9 +483,10 @@ checkpoint_save(struct api_ctx *x, struct store_computer *c,
     const char *cause, struct store_home_rev *out, struct errmsg *e)
 {
 	struct home_store	*hs = NULL;
+	struct store_home_rev	 last;
 	struct errmsg		 pe;
 	int64_t			 t0 = store_now_ms(), rev = 0;
-	int			 r, lk = -1;
+	int			 r, lk = -1, same = 0;
 
 	memset(out, 0, sizeof *out);
 	memset(&pe, 0, sizeof pe);
@@ -445,11 +497,14 @@ checkpoint_save(struct api_ctx *x, struct store_computer *c,
 	}
 	if ((r = home_store_open(&hs, x->a->data_dir, e)) != 0)
 		goto out;
-	if ((rev = ckpt_next_rev(x, c->id, &r)) == 0) {
+	if ((rev = ckpt_next_rev(x, c->id, &last, &r)) == 0) {
 		errmsg_set(e, r, "cannot read the home revisions");
 		goto out;
 	}
-	r = ckpt_export(x, hs, c, rev, out, e);
+	if ((same = ckpt_same(x, hs, c, &last, rev, out)) != 0)
+		r = 0;
+	else
+		r = ckpt_export(x, hs, c, rev, out, e);
 	if (r == ERR_UNKNOWN_OP) {
 		/* A guestd stand-in without exports keeps no home. */
 		memset(out, 0, sizeof *out);
@@ -476,8 +531,8 @@ checkpoint_save(struct api_ctx *x, struct store_computer *c,
 	if (r == 0)
 		log_info("computer.checkpoint", "computer=%s revision=%" PRId64
 		    " bytes=%" PRId64 " files=%" PRId64 " ms=%" PRId64
-		    " cause=%s", c->id, rev, out->bytes, out->files,
-		    store_now_ms() - t0, cause);
+		    " cause=%s unchanged=%d", c->id, rev, out->bytes,
+		    out->files, store_now_ms() - t0, cause, same);
 	else
 		log_warn("computer.checkpoint_failed", "computer=%s revision="
 		    "%" PRId64 " code=%s msg=\"%s\"", c->id, rev, err_name(r),

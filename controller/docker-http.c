@@ -122,7 +122,7 @@ docker_http_drive(CURLM *m, struct docker_req *q, int64_t deadline_ms,
 			continue;
 		}
 		if (q->what & CURL_POLL_OUT)
-			r = task_wait_fd_writable(q->fd, wait);
+			r = task_wait_fd_out(q->fd, wait);
 		else
 			r = task_wait_fd(q->fd, wait);
 		if (r == ERR_TIMEOUT) {
@@ -133,8 +133,9 @@ docker_http_drive(CURLM *m, struct docker_req *q, int64_t deadline_ms,
 		}
 		if (r != 0)
 			return r;
-		flags = (q->what & CURL_POLL_OUT) ? CURL_CSELECT_OUT :
-		    CURL_CSELECT_IN;
+		/* A wait for writable also ends on input: curl takes both. */
+		flags = (q->what & CURL_POLL_OUT) ? CURL_CSELECT_OUT |
+		    CURL_CSELECT_IN : CURL_CSELECT_IN;
 		(void)curl_multi_socket_action(m, q->fd, flags, &running);
 	}
 }

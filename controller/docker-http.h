@@ -2,7 +2,7 @@
  * Requests to the Docker Engine API over its Unix socket, for the docker
  * provider (provider-docker.c).  libcurl speaks HTTP; its multi interface
  * is driven from the calling task (task.h): the socket curl wants is waited
- * on with task_wait_fd()/task_wait_fd_writable() and its timer with the
+ * on with task_wait_fd()/task_wait_fd_out() and its timer with the
  * wait's timeout, so a slow engine holds up the request that waits for it
  * and nothing else on the loop.
  */

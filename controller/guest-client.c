@@ -48,6 +48,7 @@
 #include "guest-client.h"
 #include "json.h"
 #include "proto.h"
+#include "queue-compat.h"
 #include "redact.h"
 #include "task.h"
 #include "token.h"
@@ -82,12 +83,12 @@ struct gclient_req {
 	gclient_source_cb	 src;		/* upload still to send */
 	void			*src_arg;
 	int			 paused;	/* src had nothing: resume */
-	struct gclient_req	*next;
+	LIST_ENTRY(gclient_req)	 entry;		/* in reqs until answered */
 };
 
 /* One framed, masked message; its bytes are data[start..start+len). */
 struct gclient_msg {
-	struct gclient_msg	*next;
+	STAILQ_ENTRY(gclient_msg) entry;
 	size_t			 start;
 	size_t			 len;
 	uint8_t			 data[];
@@ -113,9 +114,8 @@ struct gclient {
 	char			 key[WSFRAME_KEYLEN + 1];
 
 	uint32_t		 next_id;
-	struct gclient_req	*reqs;
-	struct gclient_msg	*qhead;
-	struct gclient_msg	**qtail;
+	LIST_HEAD(, gclient_req) reqs;
+	STAILQ_HEAD(, gclient_msg) q;		/* to write, oldest first */
 	uint8_t			*upbuf;		/* ws hdr + frame + chunk */
 
 	/* What is being written: a message, an upload frame or the request. */
@@ -267,16 +267,13 @@ bad:
 /* ---- requests and the outgoing queue ------------------------------------ */
 
 static struct gclient_req *
-gclient_req_find(struct gclient *c, uint32_t id, struct gclient_req ***prevp)
+gclient_req_find(struct gclient *c, uint32_t id)
 {
-	struct gclient_req	**pp;
+	struct gclient_req	*r;
 
-	for (pp = &c->reqs; *pp != NULL; pp = &(*pp)->next) {
-		if ((*pp)->id == id) {
-			if (prevp != NULL)
-				*prevp = pp;
-			return *pp;
-		}
+	LIST_FOREACH(r, &c->reqs, entry) {
+		if (r->id == id)
+			return r;
 	}
 	return NULL;
 }
@@ -316,7 +313,6 @@ gclient_enqueue_op(struct gclient *c, int opcode, const void *hdr,
 	size_t			 start;
 
 	m = xmalloc(sizeof(*m) + WSFRAME_MAX_HDR + hlen + n);
-	m->next = NULL;
 	if (hlen > 0)
 		memcpy(m->data + WSFRAME_MAX_HDR, hdr, hlen);
 	if (n > 0)
@@ -327,8 +323,7 @@ gclient_enqueue_op(struct gclient *c, int opcode, const void *hdr,
 	}
 	m->start = start;
 	m->len = WSFRAME_MAX_HDR - start + hlen + n;
-	*c->qtail = m;
-	c->qtail = &m->next;
+	STAILQ_INSERT_TAIL(&c->q, m, entry);
 	gclient_want_write(c);
 	return 0;
 }
@@ -348,11 +343,10 @@ gclient_queue_free(struct gclient *c)
 {
 	struct gclient_msg	*m;
 
-	while ((m = c->qhead) != NULL) {
-		c->qhead = m->next;
+	while ((m = STAILQ_FIRST(&c->q)) != NULL) {
+		STAILQ_REMOVE_HEAD(&c->q, entry);
 		free(m);
 	}
-	c->qtail = &c->qhead;
 }
 
 static struct gclient_req *
@@ -360,7 +354,7 @@ gclient_upload_next(struct gclient *c)
 {
 	struct gclient_req	*r;
 
-	for (r = c->reqs; r != NULL; r = r->next)
+	LIST_FOREACH(r, &c->reqs, entry)
 		if (r->src != NULL && !r->paused)
 			return r;
 	return NULL;
@@ -431,10 +425,8 @@ gclient_write_next(struct gclient *c)
 	struct gclient_msg	*m;
 	struct gclient_req	*r;
 
-	if ((m = c->qhead) != NULL) {
-		c->qhead = m->next;
-		if (c->qhead == NULL)
-			c->qtail = &c->qhead;
+	if ((m = STAILQ_FIRST(&c->q)) != NULL) {
+		STAILQ_REMOVE_HEAD(&c->q, entry);
 		c->wmsg = m;
 		c->wp = m->data + m->start;
 		c->wlen = m->len;
@@ -494,7 +486,7 @@ gclient_flush(struct gclient *c)
 	 * zero-delay timer instead, which runs before the next poll.
 	 */
 	if (c->woff < c->wlen || (c->state == GCLIENT_OPEN &&
-	    (c->qhead != NULL || gclient_upload_next(c) != NULL)))
+	    (!STAILQ_EMPTY(&c->q) || gclient_upload_next(c) != NULL)))
 		lws_sul_schedule(c->ctx, 0, &c->wsul, gclient_rearm_cb, 0);
 	return 0;
 }
@@ -522,7 +514,7 @@ gclient_send_close(struct gclient *c, int code, const char *why)
 static void
 gclient_on_text(struct gclient *c, const char *s, size_t n)
 {
-	struct gclient_req	*r, **pp;
+	struct gclient_req	*r;
 	json_t			*msg, *jid;
 	char			 perr[JSONX_ERRLEN];
 	int			 code;
@@ -542,10 +534,10 @@ gclient_on_text(struct gclient *c, const char *s, size_t n)
 	if (!json_is_integer(jid) || (id = json_integer_value(jid)) <= 0 ||
 	    id > UINT32_MAX)
 		goto out;	/* an unsolicited error reply: nothing to route */
-	if ((r = gclient_req_find(c, (uint32_t)id, &pp)) == NULL)
+	if ((r = gclient_req_find(c, (uint32_t)id)) == NULL)
 		goto out;
 	/* Unlink first so the callback may issue new requests freely. */
-	*pp = r->next;
+	LIST_REMOVE(r, entry);
 	if (r->on_reply != NULL)
 		r->on_reply(c, r->id, msg, r->arg);
 	free(r);
@@ -564,7 +556,7 @@ gclient_on_binary(struct gclient *c, const uint8_t *p, size_t n)
 		gclient_fail(c, ERR_PROTOCOL, "guestd sent a bad binary frame");
 		return;
 	}
-	r = gclient_req_find(c, f.id, NULL);
+	r = gclient_req_find(c, f.id);
 	if (r == NULL || r->on_data == NULL)
 		return;
 	rc = r->on_data(c, f.id, f.channel, f.payload, f.len,
@@ -785,7 +777,7 @@ gclient_handshake(struct gclient *c)
 	c->inlen -= (size_t)r;
 	c->state = GCLIENT_OPEN;
 	c->last_activity = lws_now_usecs();
-	if (c->qhead != NULL || gclient_upload_next(c) != NULL)
+	if (!STAILQ_EMPTY(&c->q) || gclient_upload_next(c) != NULL)
 		lws_callback_on_writable(c->wsi);
 	return 0;
 }
@@ -1058,8 +1050,7 @@ gclient_request(struct gclient *c, const char *op, json_t *args,
 	r->on_reply = on_reply;
 	r->on_data = on_data;
 	r->arg = arg;
-	r->next = c->reqs;
-	c->reqs = r;
+	LIST_INSERT_HEAD(&c->reqs, r, entry);
 	id = r->id;
 out:
 	free(s);
@@ -1070,11 +1061,11 @@ out:
 void
 gclient_forget(struct gclient *c, uint32_t id)
 {
-	struct gclient_req	*r, **pp;
+	struct gclient_req	*r;
 
-	if ((r = gclient_req_find(c, id, &pp)) == NULL)
+	if ((r = gclient_req_find(c, id)) == NULL)
 		return;
-	*pp = r->next;
+	LIST_REMOVE(r, entry);
 	free(r);
 }
 
@@ -1084,7 +1075,7 @@ gclient_upload(struct gclient *c, uint32_t id, gclient_source_cb src,
 {
 	struct gclient_req	*r;
 
-	if ((r = gclient_req_find(c, id, NULL)) == NULL)
+	if ((r = gclient_req_find(c, id)) == NULL)
 		return ERR_NOT_FOUND;
 	if (r->src != NULL || src == NULL)
 		return ERR_BUSY;
@@ -1100,7 +1091,7 @@ gclient_upload_resume(struct gclient *c, uint32_t id)
 {
 	struct gclient_req	*r;
 
-	if ((r = gclient_req_find(c, id, NULL)) == NULL || r->src == NULL)
+	if ((r = gclient_req_find(c, id)) == NULL || r->src == NULL)
 		return ERR_NOT_FOUND;
 	if (r->paused) {
 		r->paused = 0;
@@ -1263,7 +1254,7 @@ gclient_connect(struct gclient **out, const struct gclient_opts *o,
 	*out = NULL;
 	errmsg_clear(err);
 	c = xcalloc(1, sizeof(*c));
-	c->qtail = &c->qhead;
+	STAILQ_INIT(&c->q);
 	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms :
 	    GCLIENT_DEFAULT_TIMEOUT;
 	buf_init(&c->rx, PROTO_MAX_REPLY);
@@ -1314,8 +1305,8 @@ gclient_free(struct gclient *c)
 		lws_set_timeout(c->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT,
 		    LWS_TO_KILL_ASYNC);
 	}
-	while ((r = c->reqs) != NULL) {
-		c->reqs = r->next;
+	while ((r = LIST_FIRST(&c->reqs)) != NULL) {
+		LIST_REMOVE(r, entry);
 		free(r);
 	}
 	gclient_queue_free(c);

@@ -4,6 +4,9 @@
  *
  *   homes/<key>/rev-<N>.tar          a committed revision, never changed
  *   homes/<key>/.put-<N>-<pid>.tmp   a put under way (or a crash's)
+ *
+ * Revisions never change, so one that holds the same bytes as an older
+ * one (an unchanged checkpoint) is a hard link to it (hl_put_same).
  *   homes/<key>/latest               symlink to the newest revision, for
  *                                    operators; nothing here reads it
  *
@@ -12,7 +15,11 @@
  * revision file is whole or absent.  Puts of one key never overlap
  * (checkpoint.c holds the key's lock), so prune may remove every
  * temporary file it finds.  The fsyncs run off the loop (home_fsync);
- * the writes themselves go to the page cache.
+ * the writes themselves go to the page cache, and every HL_FLUSH_AHEAD
+ * bytes the kernel is asked to start writing them out (sync_file_range
+ * without waiting), so the disk works while the archive still streams in
+ * and the one fsync at commit waits for the last stretch only, not for a
+ * whole archive's worth of dirty pages.
  */
 #include "autoconf.h"
 
@@ -34,12 +41,15 @@
 #include "home-local.h"
 #include "xmalloc.h"
 
+#define HL_FLUSH_AHEAD	(8 * 1024 * 1024)
+
 struct home_local {
 	char	 root[PATH_MAX];	/* DATA_DIR/homes */
 };
 
 struct home_put {
 	int	 fd;
+	off_t	 written, flushed;	/* writeback started below flushed */
 	char	 tmp[PATH_MAX];
 	char	 final[PATH_MAX];
 	char	 dir[PATH_MAX];
@@ -177,7 +187,16 @@ hl_put_write(struct home_put *p, const void *buf, size_t n,
 		}
 		c += w;
 		n -= (size_t)w;
+		p->written += w;
 	}
+#ifdef SYNC_FILE_RANGE_WRITE
+	/* Only a start: errors show at the fsync, which is what counts. */
+	if (p->written - p->flushed >= HL_FLUSH_AHEAD) {
+		(void)sync_file_range(p->fd, p->flushed,
+		    p->written - p->flushed, SYNC_FILE_RANGE_WRITE);
+		p->flushed = p->written;
+	}
+#endif
 	return 0;
 }
 
@@ -224,6 +243,40 @@ fail:
 	return r;
 }
 
+/* rev as a hard link to from: made under a temporary name, renamed. */
+static int
+hl_put_same(struct home_store *hs, const char *key, int64_t from,
+    int64_t rev, struct errmsg *e)
+{
+	char	 dir[PATH_MAX], src[PATH_MAX], tmp[PATH_MAX], dst[PATH_MAX];
+	int	 r;
+
+	if ((r = hl_dir(hs, key, dir, sizeof dir, e)) != 0 ||
+	    (r = hl_rev_path(hs, key, from, src, sizeof src, e)) != 0 ||
+	    (r = hl_rev_path(hs, key, rev, dst, sizeof dst, e)) != 0)
+		return r;
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s/.put-%" PRId64 "-%ld.tmp",
+	    dir, rev, (long)getpid()) >= sizeof tmp)
+		return errmsg_code(e, ERR_NAME_TOO_LONG);
+	(void)unlink(tmp);
+	if (link(src, tmp) == -1)
+		return errmsg_set(e, errno == ENOENT ? ERR_NO_REVISION :
+		    err_from_errno(errno), "cannot link revision %" PRId64
+		    ": %s", from, strerror(errno));
+	if (rename(tmp, dst) == -1) {
+		r = errmsg_set(e, err_from_errno(errno), "cannot rename the "
+		    "revision into place: %s", strerror(errno));
+		(void)unlink(tmp);
+		return r;
+	}
+	if ((r = hl_sync_dir(dir)) != 0) {
+		(void)unlink(dst);
+		return errmsg_set(e, r, "cannot flush the home directory to "
+		    "disk");
+	}
+	return 0;
+}
+
 static int
 hl_get_open(struct home_store *hs, const char *key, int64_t rev,
     struct home_get **out, int64_t *size, struct errmsg *e)
@@ -265,6 +318,16 @@ hl_get_read(struct home_get *g, void *buf, size_t max, struct errmsg *e)
 	if (n == -1)
 		errmsg_set(e, err_from_errno(errno), "cannot read the "
 		    "revision: %s", strerror(errno));
+	return n;
+}
+
+/* Skipped bytes are never read: listing a large home reads its headers. */
+static int64_t
+hl_get_skip(struct home_get *g, int64_t n, struct errmsg *e)
+{
+	if (lseek(g->fd, (off_t)n, SEEK_CUR) == (off_t)-1)
+		return errmsg_set(e, err_from_errno(errno), "cannot seek in "
+		    "the revision: %s", strerror(errno));
 	return n;
 }
 
@@ -408,9 +471,11 @@ const struct home_store_ops home_local_ops = {
 	.put_write = hl_put_write,
 	.put_commit = hl_put_commit,
 	.put_abort = hl_put_abort,
+	.put_same = hl_put_same,
 	.get_open = hl_get_open,
 	.get_read = hl_get_read,
 	.get_close = hl_get_close,
+	.get_skip = hl_get_skip,
 	.list = hl_list,
 	.prune = hl_prune,
 	.mark_latest = hl_mark_latest,

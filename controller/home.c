@@ -81,6 +81,15 @@ home_put_abort(struct home_store *hs, struct home_put *p)
 }
 
 int
+home_put_same(struct home_store *hs, const char *key, int64_t from,
+    int64_t rev, struct errmsg *e)
+{
+	if (hs->ops->put_same == NULL)
+		return errmsg_code(e, ERR_UNKNOWN_OP);
+	return hs->ops->put_same(hs, key, from, rev, e);
+}
+
+int
 home_get_open(struct home_store *hs, const char *key, int64_t rev,
     struct home_get **out, int64_t *size, struct errmsg *e)
 {
@@ -99,6 +108,15 @@ home_get_close(struct home_store *hs, struct home_get *g)
 {
 	if (g != NULL)
 		hs->ops->get_close(g);
+}
+
+int64_t
+home_get_skip(struct home_store *hs, struct home_get *g, int64_t n,
+    struct errmsg *e)
+{
+	if (hs->ops->get_skip == NULL)
+		return 0;
+	return hs->ops->get_skip(g, n, e);
 }
 
 int

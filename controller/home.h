@@ -48,11 +48,19 @@ struct home_store_ops {
 	ssize_t	(*get_read)(struct home_get *, void *p, size_t max,
 		    struct errmsg *e);
 	void	(*get_close)(struct home_get *);
+	/* Optional: pass over n bytes without reading them; n or < 0. */
+	int64_t	(*get_skip)(struct home_get *, int64_t n, struct errmsg *e);
 	/* Revisions held, ascending; *out malloc'd. */
 	int	(*list)(struct home_store *, const char *key, int64_t **out,
 		    size_t *n, struct errmsg *e);
 	int	(*prune)(struct home_store *, const char *key,
 		    const int64_t *keep, size_t nkeep, struct errmsg *e);
+	/*
+	 * Optional: revision rev holding the very bytes of revision from
+	 * (committed), whole and durable on return, as a commit leaves it.
+	 */
+	int	(*put_same)(struct home_store *, const char *key,
+		    int64_t from, int64_t rev, struct errmsg *e);
 	/* Optional: point an operator's "latest" name at rev. */
 	int	(*mark_latest)(struct home_store *, const char *key,
 		    int64_t rev, struct errmsg *e);
@@ -80,11 +88,18 @@ int	home_put_write(struct home_store *hs, struct home_put *p,
 int	home_put_commit(struct home_store *hs, struct home_put *p,
 	    struct errmsg *e);
 void	home_put_abort(struct home_store *hs, struct home_put *p);
+/* Revision rev as a copy of committed revision from; ERR_UNKNOWN_OP
+ * when the store cannot do it without the bytes passing through us. */
+int	home_put_same(struct home_store *hs, const char *key, int64_t from,
+	    int64_t rev, struct errmsg *e);
 int	home_get_open(struct home_store *hs, const char *key, int64_t rev,
 	    struct home_get **out, int64_t *size, struct errmsg *e);
 ssize_t	home_get_read(struct home_store *hs, struct home_get *g, void *buf,
 	    size_t max, struct errmsg *e);
 void	home_get_close(struct home_store *hs, struct home_get *g);
+/* Bytes passed over (0: the store cannot skip; read instead), < 0 error. */
+int64_t	home_get_skip(struct home_store *hs, struct home_get *g, int64_t n,
+	    struct errmsg *e);
 int	home_list(struct home_store *hs, const char *key, int64_t **out,
 	    size_t *n, struct errmsg *e);
 int	home_prune(struct home_store *hs, const char *key,

@@ -17,31 +17,37 @@
 #include "err.h"
 #include "guest.h"
 #include "provider.h"
+#include "queue-compat.h"
 #include "xmalloc.h"
 
-/* Running computers and per-bot fences (loop thread only: no lock). */
+/*
+ * Running computers, files and per-bot fences (loop thread only: no lock).
+ * Files and fences are never forgotten: singly linked is enough.
+ */
 struct fake_file {
 	char		 key[STORE_ID_MAX + 512];	/* computer/path */
 	char		*data;
 	size_t		 len;
-	struct fake_file *next;
+	SLIST_ENTRY(fake_file) entry;
 };
 
 struct fake_fence {
 	char		 key[2 * STORE_ID_MAX];		/* computer/bot */
 	int64_t		 fence;
-	struct fake_fence *next;
+	SLIST_ENTRY(fake_fence) entry;
 };
 
 struct fake_run {
 	char		 id[STORE_ID_MAX];
 	int64_t		 frame;
-	struct fake_run	*next;
+	LIST_ENTRY(fake_run) entry;
 };
 
-static struct fake_file	*fake_files;
-static struct fake_fence *fake_fences;
-static struct fake_run	*fake_runs;
+static SLIST_HEAD(, fake_file)	 fake_files =
+    SLIST_HEAD_INITIALIZER(fake_files);
+static SLIST_HEAD(, fake_fence)	 fake_fences =
+    SLIST_HEAD_INITIALIZER(fake_fences);
+static LIST_HEAD(, fake_run)	 fake_runs = LIST_HEAD_INITIALIZER(fake_runs);
 
 /* A 1x1 PNG. */
 static const unsigned char fake_png[] = {
@@ -58,7 +64,7 @@ fake_run_find(const char *id)
 {
 	struct fake_run	*u;
 
-	for (u = fake_runs; u != NULL; u = u->next)
+	LIST_FOREACH(u, &fake_runs, entry)
 		if (strcmp(u->id, id) == 0)
 			return u;
 	return NULL;
@@ -73,8 +79,7 @@ fake_start(struct provider *p, struct store_computer *c, struct errmsg *err)
 		u = xcalloc(1, sizeof *u);
 		snprintf(u->id, sizeof u->id, "%s", c->id);
 		u->frame = 1;
-		u->next = fake_runs;
-		fake_runs = u;
+		LIST_INSERT_HEAD(&fake_runs, u, entry);
 	}
 	snprintf(c->ref, sizeof c->ref, "{\"fake\":true}");
 	return 0;
@@ -89,14 +94,12 @@ fake_alive(struct provider *p, const struct store_computer *c)
 static int
 fake_stop(struct provider *p, struct store_computer *c)
 {
-	struct fake_run	**pp, *u;
+	struct fake_run	*u;
 
-	for (pp = &fake_runs; (u = *pp) != NULL; pp = &u->next)
-		if (strcmp(u->id, c->id) == 0) {
-			*pp = u->next;
-			free(u);
-			break;
-		}
+	if ((u = fake_run_find(c->id)) != NULL) {
+		LIST_REMOVE(u, entry);
+		free(u);
+	}
 	return 0;
 }
 
@@ -117,14 +120,13 @@ fake_fence_check(const char *computer, json_t *args, struct errmsg *err)
 		return ERR_BAD_REQUEST;
 	fence = json_integer_value(jf);
 	snprintf(key, sizeof key, "%s/%s", computer, bot);
-	for (f = fake_fences; f != NULL; f = f->next)
+	SLIST_FOREACH(f, &fake_fences, entry)
 		if (strcmp(f->key, key) == 0)
 			break;
 	if (f == NULL) {
 		f = xcalloc(1, sizeof *f);
 		snprintf(f->key, sizeof f->key, "%s", key);
-		f->next = fake_fences;
-		fake_fences = f;
+		SLIST_INSERT_HEAD(&fake_fences, f, entry);
 	}
 	if (fence < f->fence)
 		return errmsg_set(err, ERR_STALE_FENCE, "STALE_FENCE: %s",
@@ -138,7 +140,7 @@ fake_file_find(const char *key)
 {
 	struct fake_file	*f;
 
-	for (f = fake_files; f != NULL; f = f->next)
+	SLIST_FOREACH(f, &fake_files, entry)
 		if (strcmp(f->key, key) == 0)
 			return f;
 	return NULL;
@@ -163,8 +165,7 @@ fake_files_op(const char *computer, const char *op, json_t *args,
 		if ((f = fake_file_find(key)) == NULL) {
 			f = xcalloc(1, sizeof *f);
 			snprintf(f->key, sizeof f->key, "%s", key);
-			f->next = fake_files;
-			fake_files = f;
+			SLIST_INSERT_HEAD(&fake_files, f, entry);
 		}
 		free(f->data);
 		f->data = xmalloc(inlen + 1);
@@ -192,7 +193,7 @@ fake_files_op(const char *computer, const char *op, json_t *args,
 	snprintf(key, sizeof key, "%s/%s%s", computer, path,
 	    path[0] != '\0' && path[strlen(path) - 1] != '/' ? "/" : "");
 	plen = strlen(key);
-	for (f = fake_files; f != NULL; f = f->next)
+	SLIST_FOREACH(f, &fake_files, entry)
 		if (strncmp(f->key, key, plen) == 0)
 			json_array_append_new(entries, json_pack("{s:s, s:s, "
 			    "s:I}", "name", f->key + plen, "type", "file",

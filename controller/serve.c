@@ -104,6 +104,7 @@
 /* A streamed body brings this much per body-timeout window, or is cut. */
 #define SERVE_BODY_MIN		(64 * 1024)
 #define SERVE_WATCH_PROTOCOL	"rakazo-serve-watch"
+#define SERVE_NOTES_PROTOCOL	"rakazo-serve-notes"
 /* A streaming client that neither sends nor reads for this long goes. */
 #define SERVE_STREAM_IDLE_S	60
 #define SERVE_CHUNK		(64 * 1024)
@@ -570,6 +571,8 @@ serve_cap_deadline(int64_t at_ms)
 /* ---- maintenance ------------------------------------------------------ */
 
 static void	serve_maint_fire(lws_sorted_usec_list_t *sul);
+static int	serve_notes_start(void);
+static struct store	*serve_notes;
 
 static void
 serve_maint_task(void *arg)
@@ -577,6 +580,10 @@ serve_maint_task(void *arg)
 	int	 changed, stopped;
 
 	(void)arg;
+	/* A broken database watch: watch again, and catch up once. */
+	if (serve_notes == NULL && serve_notes_start() == 0 &&
+	    serve_notes != NULL)
+		activity_notify();
 	if (sweep_reconcile(&serve_api, &changed) == 0 && changed > 0)
 		log_info("reconcile", "changed=%d", changed);
 	(void)sweep_idle(&serve_api, &stopped);
@@ -975,12 +982,74 @@ serve_watch_start(const char *data_dir)
 	    ERR_INTERNAL;
 }
 
+/*
+ * The same wake-up from a shared database: a connection of its own
+ * LISTENing (store_watch()), its socket on the loop.  When it breaks (the
+ * server restarted) the wake-ups pause until the next maintenance pass
+ * opens another, which wakes every long poll once for what it missed.
+ */
+static int
+serve_notes_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	int	 r;
+
+	(void)user;
+	(void)in;
+	(void)len;
+	if (reason != LWS_CALLBACK_RAW_RX_FILE || serve_notes == NULL ||
+	    lws_get_opaque_user_data(wsi) != serve_notes)
+		return 0;
+	if ((r = store_watch_read(serve_notes)) > 0)
+		activity_notify();
+	if (r >= 0)
+		return 0;
+	log_warn("serve.store_watch", "code=%s", err_name(r));
+	store_free(serve_notes);
+	serve_notes = NULL;
+	return -1;	/* lws closes its dup */
+}
+
+/* 0 when watching (or the store has no notices); a task may call it. */
+static int
+serve_notes_start(void)
+{
+	lws_adopt_desc_t	 ad;
+	struct errmsg		 err;
+	int			 fd, d, r;
+
+	if (serve_notes != NULL)
+		return 0;
+	if ((r = store_open(&serve_notes, serve_api.store_url, &err)) != 0)
+		return r;
+	if ((r = store_watch(serve_notes, &fd)) != 0 ||
+	    (d = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1) {
+		store_free(serve_notes);
+		serve_notes = NULL;
+		return r == ERR_UNKNOWN_OP ? 0 : r != 0 ? r :
+		    err_from_errno(errno);
+	}
+	memset(&ad, 0, sizeof ad);
+	ad.vh = serve_inner;
+	ad.type = LWS_ADOPT_RAW_FILE_DESC;
+	ad.fd.filefd = d;
+	ad.vh_prot_name = SERVE_NOTES_PROTOCOL;
+	ad.opaque = serve_notes;
+	/* On failure lws closed d. */
+	if (lws_adopt_descriptor_vhost_via_info(&ad) == NULL) {
+		store_free(serve_notes);
+		serve_notes = NULL;
+		return ERR_INTERNAL;
+	}
+	return 0;
+}
+
 static const struct lws_protocols serve_protocols[] = {
 	{ "http", serve_http_cb, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
-static struct lws_protocols serve_inner_protocols[4];
+static struct lws_protocols serve_inner_protocols[5];
 
 static void
 serve_on_signal(int sig)
@@ -1006,7 +1075,9 @@ serve_loop_new(void)
 	serve_inner_protocols[1] = task_fd_protocol;
 	serve_inner_protocols[2] = (struct lws_protocols){
 		SERVE_WATCH_PROTOCOL, serve_watch_cb, 0, 0, 0, NULL, 0 };
-	memset(&serve_inner_protocols[3], 0, sizeof serve_inner_protocols[3]);
+	serve_inner_protocols[3] = (struct lws_protocols){
+		SERVE_NOTES_PROTOCOL, serve_notes_cb, 0, 0, 0, NULL, 0 };
+	memset(&serve_inner_protocols[4], 0, sizeof serve_inner_protocols[4]);
 	memset(&info, 0, sizeof info);
 	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
 	/* Socket reads of 64 KiB, not 4: streamed uploads cost less. */
@@ -1110,7 +1181,8 @@ serve_main(int argc, char **argv)
 	const char	*token_file = NULL, *provider = "local";
 	const char	*guestd = "guestd", *guest_user = "nobody";
 	const char	*ready = NULL, *level = "info";
-	const char	*uid_range = "200000-299999";
+	const char	*uid_range = "200000-299999", *store_url = NULL;
+	char		*store_copy = NULL;
 	const char	*docker_host = "unix:///var/run/docker.sock";
 	const char	*image = "rakazo-computer", *image_tag = "latest";
 	const char	*docker_home = "bind", *docker_cpus = "2";
@@ -1126,6 +1198,8 @@ serve_main(int argc, char **argv)
 		  "ADDR:PORT (default 127.0.0.1:8420)" },
 		{ "data-dir", "DATA_DIR", CONFIG_STR, &data_dir, 0, 0,
 		  "state and computers live here" },
+		{ "store", "DATABASE_URL", CONFIG_STR, &store_url, 0, 0,
+		  "state store: postgres://... (default: DATA_DIR/state.db)" },
 		{ "token-file", "RAKAZO_API_TOKEN_FILE", CONFIG_STR,
 		  &token_file, 0, 0, "bearer token file (mode 0600)" },
 		{ "provider", "SANDBOX_PROVIDER", CONFIG_STR, &provider, 0, 0,
@@ -1227,6 +1301,16 @@ serve_main(int argc, char **argv)
 		    "one");
 		return CLI_EXIT_USAGE;
 	}
+	/*
+	 * The store URL may carry the database's password: keep our copy and
+	 * take it out of the environment, which every computer's guestd
+	 * (started by the local provider) would inherit.
+	 */
+	if (store_url != NULL && *store_url != '\0')
+		store_url = store_copy = xstrdup(store_url);
+	else
+		store_url = data_dir;
+	unsetenv("DATABASE_URL");
 	if (config_parse_hostport(listen_s, host, sizeof host, &port) != 0) {
 		cli_error("CONFIG_INVALID: --listen wants ADDR:PORT");
 		return CLI_EXIT_USAGE;
@@ -1264,11 +1348,11 @@ serve_main(int argc, char **argv)
 		goto out;
 	}
 	/* Open (and migrate) now so a broken store stops start-up. */
-	if ((r = store_open(&s, data_dir, &err)) != 0) {
+	if ((r = store_open(&s, store_url, &err)) != 0) {
 		cli_error("%s: %s", err_name(r), err.msg);
 		goto out;
 	}
-	serve_api.store_url = data_dir;
+	serve_api.store_url = store_url;
 	serve_api.lock_dir = data_dir;
 	serve_api.data_dir = data_dir;
 	serve_api.home_keep = home_keep;
@@ -1298,6 +1382,8 @@ serve_main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, serve_on_signal);
 	signal(SIGINT, serve_on_signal);
+	if ((r = serve_notes_start()) != 0)
+		log_warn("serve.store_watch", "code=%s", err_name(r));
 	if (serve_watch_start(data_dir) != 0)
 		log_warn("serve.watch", "cannot watch the data directory: "
 		    "activity long polls see only this process's events");
@@ -1317,8 +1403,10 @@ serve_main(int argc, char **argv)
 		goto out;
 	}
 	port = lws_get_vhost_listen_port(vh);
-	log_info("serve.listening", "addr=%s port=%d provider=%s data_dir=%s",
-	    host, port, provider_name(prov), data_dir);
+	/* The store by backend only: its URL may carry a password. */
+	log_info("serve.listening", "addr=%s port=%d provider=%s data_dir=%s "
+	    "store=%s", host, port, provider_name(prov), data_dir,
+	    strncmp(store_url, "postgres", 8) == 0 ? "postgres" : "sqlite");
 	if (ready != NULL && serve_write_ready(ready, port) != 0) {
 		cli_error("IO_ERROR: cannot write the ready file");
 		goto out;
@@ -1345,6 +1433,12 @@ out:
 	}
 	serve_ctx = NULL;
 	token_wipe(tok, sizeof tok);
+	store_free(serve_notes);
+	serve_notes = NULL;
+	if (store_copy != NULL) {
+		explicit_bzero(store_copy, strlen(store_copy));
+		free(store_copy);
+	}
 	provider_free(prov);
 	return status;
 }

@@ -1,6 +1,6 @@
 /*
- * The table a state-store backend fills in (store-sqlite.c; there is no
- * PostgreSQL backend yet).  store.c owns the struct store and forwards every call here, so
+ * The table a state-store backend fills in (store-sqlite.c, store-pg.c).
+ * store.c owns the struct store and forwards every call here, so
  * callers of store.h never learn which backend runs.
  */
 #ifndef CONTROLLER_STORE_BACKEND_H
@@ -60,8 +60,12 @@ struct store_ops {
 	int	(*home_rev_latest)(void *, const char *,
 		    struct store_home_rev *);
 	int	(*home_rev_delete)(void *, const char *, int64_t);
+	/* Optional (NULL: the backend has no notices). */
+	int	(*watch)(void *, int *);
+	int	(*watch_read)(void *);
 };
 
 extern const struct store_ops	store_sqlite_ops;
+extern const struct store_ops	store_pg_ops;
 
 #endif

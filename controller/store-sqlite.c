@@ -131,6 +131,10 @@ static const char *const sq_migrations[] = {
 	"  DEFAULT '';"
 	"ALTER TABLE home_revisions ADD COLUMN cause TEXT NOT NULL "
 	"  DEFAULT '';",
+	/* 5: guestd's fingerprint of the exported tree (an unchanged
+	 * checkpoint, checkpoint.c). */
+	"ALTER TABLE home_revisions ADD COLUMN fingerprint TEXT NOT NULL "
+	"  DEFAULT '';",
 };
 
 #define SQ_NMIGRATIONS	(sizeof(sq_migrations) / sizeof(sq_migrations[0]))
@@ -1048,7 +1052,8 @@ sq_uid_retire(void *impl, const char *computer, int64_t now)
 /* ---- home revisions --------------------------------------------------- */
 
 #define SQ_HOME_COLS \
-	"computer, revision, created_ms, bytes, files, sha256, cause"
+	"computer, revision, created_ms, bytes, files, sha256, cause, " \
+	"fingerprint"
 
 static void
 sq_home_row(sqlite3_stmt *st, void *p)
@@ -1063,6 +1068,7 @@ sq_home_row(sqlite3_stmt *st, void *p)
 	h->files = sqlite3_column_int64(st, 4);
 	sq_text(st, 5, h->sha256, sizeof h->sha256);
 	sq_text(st, 6, h->cause, sizeof h->cause);
+	sq_text(st, 7, h->fingerprint, sizeof h->fingerprint);
 }
 
 static int
@@ -1072,9 +1078,9 @@ sq_home_rev_add(void *impl, const struct store_home_rev *h)
 	int		 r;
 
 	return sq_done(q, sq_prepare(q, &r, "INSERT INTO home_revisions ("
-	    SQ_HOME_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?)", "siiiiss",
+	    SQ_HOME_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)", "siiiisss",
 	    h->computer, h->revision, h->created_ms, h->bytes, h->files,
-	    h->sha256, h->cause), &r);
+	    h->sha256, h->cause, h->fingerprint), &r);
 }
 
 static int

@@ -1,7 +1,6 @@
 /*
  * The state store front (store.h): picks a backend from the store URL and
- * forwards each call to it.  Only "sqlite:" exists today; a "postgres://"
- * backend slots in here without any caller changing.
+ * forwards each call to it: "sqlite:" (or a directory) and "postgres://".
  */
 #include "autoconf.h"
 
@@ -32,6 +31,7 @@ store_now_ms(void)
 int
 store_open(struct store **out, const char *url, struct errmsg *err)
 {
+	const struct store_ops *ops = &store_sqlite_ops;
 	struct store	*s;
 	const char	*where = url;
 	char		 path[4096];
@@ -40,6 +40,9 @@ store_open(struct store **out, const char *url, struct errmsg *err)
 	*out = NULL;
 	if (strncmp(url, "sqlite:", 7) == 0)
 		where = url + 7;
+	else if (strncmp(url, "postgres://", 11) == 0 ||
+	    strncmp(url, "postgresql://", 13) == 0)
+		ops = &store_pg_ops;
 	else if (strstr(url, "://") != NULL) {
 		return errmsg_set(err, ERR_CONFIG, "unsupported state store "
 		    "'%.*s'", (int)(strstr(url, "://") - url), url);
@@ -52,7 +55,7 @@ store_open(struct store **out, const char *url, struct errmsg *err)
 		where = path;
 	}
 	s = xcalloc(1, sizeof *s);
-	s->ops = &store_sqlite_ops;
+	s->ops = ops;
 	if ((r = s->ops->open(&s->impl, where, err)) != 0) {
 		free(s);
 		return r;
@@ -311,4 +314,21 @@ int
 store_home_rev_delete(struct store *s, const char *computer, int64_t rev)
 {
 	return s->ops->home_rev_delete(s->impl, computer, rev);
+}
+
+int
+store_watch(struct store *s, int *fd)
+{
+	*fd = -1;
+	if (s->ops->watch == NULL)
+		return ERR_UNKNOWN_OP;
+	return s->ops->watch(s->impl, fd);
+}
+
+int
+store_watch_read(struct store *s)
+{
+	if (s->ops->watch_read == NULL)
+		return ERR_UNKNOWN_OP;
+	return s->ops->watch_read(s->impl);
 }

@@ -1,17 +1,19 @@
 /*
  * The controller's state store (doc/DESIGN.md C-2): computers, bots, leases,
  * runs, activity, maintenance operations and home revisions.  Callers see only
- * this interface; store.c dispatches to a backend (store-sqlite.c, the
- * only one: there is no PostgreSQL backend yet) chosen by store_open().
+ * this interface; store.c dispatches to a backend (store-sqlite.c for one
+ * host, store-pg.c for controllers sharing a PostgreSQL database) chosen
+ * by store_open().
  * Rows are plain structs with fixed-size strings so callers never manage
  * backend memory.
  *
  * Read-modify-write sequences (lease grants) run between store_begin() and
  * store_commit(): the backend takes its write lock at begin (SQLite BEGIN
- * IMMEDIATE; SELECT ... FOR UPDATE on PostgreSQL), so several rakazoctl
- * processes on one host serialise through it.  Every function returns 0 or
+ * IMMEDIATE; a transaction-scoped advisory lock on PostgreSQL), so several
+ * rakazoctl processes serialise through it.  Every function returns 0 or
  * an ERR_* code (ERR_NOT_FOUND for a missing row, ERR_STORE for the backend
- * failing, ERR_BUSY when the lock could not be had within the busy timeout).
+ * failing, ERR_STORE_UNAVAILABLE when a database server cannot be reached,
+ * ERR_BUSY when the lock could not be had within the busy timeout).
  */
 #ifndef CONTROLLER_STORE_H
 #define CONTROLLER_STORE_H
@@ -75,12 +77,13 @@ struct store_event {
 };
 
 /*
- * Open the store named by url: "sqlite:PATH", or a plain directory (then
+ * Open the store named by url: "sqlite:PATH", "postgres://..." or
+ * "postgresql://..." (a libpq URI), or a plain directory (then
  * DIR/state.db).  Creates and migrates the schema.  err gets a sentence.
  */
 int	 store_open(struct store **out, const char *url, struct errmsg *err);
 void	 store_free(struct store *s);
-/* Backend name ("sqlite") and schema version, for health. */
+/* Backend name ("sqlite", "postgres") and schema version, for health. */
 const char *store_backend(const struct store *s);
 int	 store_schema_version(struct store *s, int64_t *version);
 /* A trivial read; 0 when the store answers. */
@@ -201,6 +204,7 @@ int	 store_uid_retire(struct store *s, const char *computer,
  * archive without its row is a leftover, never a current revision.
  */
 #define STORE_SHA256_HEX	65
+#define STORE_FP_MAX		128
 
 struct store_home_rev {
 	char	 computer[STORE_ID_MAX];
@@ -210,6 +214,8 @@ struct store_home_rev {
 	int64_t	 files;			/* entries in the archive */
 	char	 sha256[STORE_SHA256_HEX];	/* of the archive, hex */
 	char	 cause[96];		/* run:<bot>/<outcome>, stopped, idle ... */
+	/* guestd's fingerprint of the tree it exported, "" unknown. */
+	char	 fingerprint[STORE_FP_MAX];
 };
 
 int	 store_home_rev_add(struct store *s, const struct store_home_rev *h);
@@ -221,6 +227,18 @@ int	 store_home_rev_latest(struct store *s, const char *computer,
 	    struct store_home_rev *out);
 int	 store_home_rev_delete(struct store *s, const char *computer,
 	    int64_t revision);
+
+/*
+ * Change notices between processes (G-30's long polls): a descriptor that
+ * turns readable when some process may have added activity.  PostgreSQL
+ * LISTENs on a connection of s's own (use s for nothing else then);
+ * SQLite has none (ERR_UNKNOWN_OP: DATA_DIR's inotify does that job).
+ * store_watch_read() drains the descriptor without waiting: 1 when a
+ * notice came, 0 when none, an error when the watch broke (free s, open
+ * another).
+ */
+int	 store_watch(struct store *s, int *fd);
+int	 store_watch_read(struct store *s);
 
 /* Milliseconds since the epoch (CLOCK_REALTIME): rows are shared between
  * processes, so a monotonic clock would not compare across them. */

@@ -45,6 +45,8 @@ struct tool_ctx {
 	int64_t			 lease_expires_ms;
 	/* The attachment size limit (ATTACHMENT_MAX_BYTES); 0: 25 MiB. */
 	int64_t			 attach_max;
+	/* DATA_DIR: a stopped computer's files come from its home store. */
+	const char		*data_dir;
 	json_t			*args;		/* the request body (borrowed) */
 	char			 summary[TOOL_SUMMARY_MAX];
 	/*

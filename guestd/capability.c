@@ -22,7 +22,6 @@
  */
 #include "autoconf.h"
 
-#include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -44,6 +43,7 @@
 #include "log.h"
 #include "loop.h"
 #include "path.h"
+#include "queue-compat.h"
 #include "rfb.h"
 #include "token.h"
 #include "xmalloc.h"
@@ -306,8 +306,7 @@ cap_display_closing(struct display *d)
 {
 	struct capability	*cap, *next;
 
-	for (cap = LIST_FIRST(&cap_list); cap != NULL; cap = next) {
-		next = LIST_NEXT(cap, entry);
+	LIST_FOREACH_SAFE(cap, &cap_list, entry, next) {
 		if (cap->d == d)
 			cap_revoke(cap, "display_closed");
 	}

@@ -33,6 +33,7 @@
 #include "json.h"
 #include "log.h"
 #include "loop.h"
+#include "queue-compat.h"
 #include "wsframe.h"
 #include "xmalloc.h"
 
@@ -47,7 +48,7 @@ struct cdp_call {
 	void			*arg;
 	struct loop_timer	*timer;
 	struct cdp		*c;
-	struct cdp_call		*next;
+	LIST_ENTRY(cdp_call)	 entry;	/* in c's calls until answered */
 };
 
 struct cdp {
@@ -64,7 +65,7 @@ struct cdp {
 	size_t			 msglen;
 	int			 inmsg;
 	uint64_t		 next_id;
-	struct cdp_call		*calls;
+	LIST_HEAD(, cdp_call)	 calls;
 	cdp_state_fn		 state_fn;
 	cdp_event_fn		 event_fn;
 	cdp_http_fn		 http_fn;
@@ -135,8 +136,8 @@ cdp_fail_all(struct cdp *c, int code, const char *why)
 {
 	struct cdp_call	*k;
 
-	while ((k = c->calls) != NULL) {
-		c->calls = k->next;
+	while ((k = LIST_FIRST(&c->calls)) != NULL) {
+		LIST_REMOVE(k, entry);
 		loop_timer_cancel(k->timer);
 		k->timer = NULL;
 		if (k->fn != NULL)
@@ -313,7 +314,7 @@ cdp_send_request(struct cdp *c)
 static void
 cdp_dispatch(struct cdp *c, const char *s, size_t n)
 {
-	struct cdp_call	*k, **pp;
+	struct cdp_call	*k;
 	json_t		*j, *v, *err;
 	const char	*method, *session, *msg;
 	char		 e[JSONX_ERRLEN];
@@ -329,12 +330,12 @@ cdp_dispatch(struct cdp *c, const char *s, size_t n)
 	v = json_object_get(j, "id");
 	if (json_is_integer(v)) {
 		id = json_integer_value(v);
-		for (pp = &c->calls; (k = *pp) != NULL; pp = &k->next) {
+		LIST_FOREACH(k, &c->calls, entry) {
 			if ((json_int_t)k->id == id)
 				break;
 		}
 		if (k != NULL) {
-			*pp = k->next;
+			LIST_REMOVE(k, entry);
 			err = json_object_get(j, "error");
 			if (err != NULL) {
 				msg = json_string_value(json_object_get(err,
@@ -568,16 +569,12 @@ cdp_open(int port, const char *path, cdp_state_fn state, cdp_event_fn event,
 static void
 cdp_call_timeout(void *arg)
 {
-	struct cdp_call	*k = arg, **pp;
+	struct cdp_call	*k = arg;
 	struct cdp	*c = k->c;
 
+	/* Armed only while k is linked: every unlink cancels it. */
 	k->timer = NULL;
-	for (pp = &c->calls; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == k) {
-			*pp = k->next;
-			break;
-		}
-	}
+	LIST_REMOVE(k, entry);
 	c->busy++;
 	k->fn(k->arg, ERR_CDP, NULL, "(the browser did not answer in time)");
 	free(k);
@@ -624,8 +621,7 @@ cdp_call(struct cdp *c, const char *session, const char *method,
 	k->c = c;
 	k->timer = loop_timer_add(timeout_ms > 0 ? timeout_ms :
 	    CDP_CALL_TIMEOUT_MS, cdp_call_timeout, k);
-	k->next = c->calls;
-	c->calls = k;
+	LIST_INSERT_HEAD(&c->calls, k, entry);
 	r = 0;
 out:
 	free(s);
@@ -635,17 +631,15 @@ out:
 void
 cdp_forget(struct cdp *c, void *arg)
 {
-	struct cdp_call	*k, **pp;
+	struct cdp_call	*k, *next;
 
 	if (c == NULL)
 		return;
-	pp = &c->calls;
-	while ((k = *pp) != NULL) {
+	LIST_FOREACH_SAFE(k, &c->calls, entry, next) {
 		if (k->arg == arg) {
-			*pp = k->next;
+			LIST_REMOVE(k, entry);
 			cdp_call_free(k);
-		} else
-			pp = &k->next;
+		}
 	}
 }
 

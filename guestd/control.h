@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "queue-compat.h"
+
 struct lws_protocols;
 struct control_conn;
 
@@ -49,7 +51,7 @@ struct control_stream {
 	struct control_conn		*conn;
 	uint32_t			 id;
 	int				 paused;
-	struct control_stream		*next;
+	LIST_ENTRY(control_stream)	 entry;	/* in conn's, while conn set */
 };
 
 /* An op handler: reply now or later.  Return 0 when it has replied or

@@ -41,6 +41,7 @@
 #include "log.h"
 #include "loop.h"
 #include "pty.h"
+#include "queue-compat.h"
 #include "rfb.h"
 #include "token.h"
 #include "xmalloc.h"
@@ -86,7 +87,7 @@ struct gateway_conn {
 	uint8_t			 stash[10];	/* the request waiting for it */
 	int			 stashed;
 
-	struct gateway_conn	*next;
+	LIST_ENTRY(gateway_conn) entry;	/* in gw_conns while established */
 };
 
 static struct lws_vhost		*gw_vh;
@@ -95,7 +96,7 @@ static char			 gw_page_dir[PATH_MAX];
 static char			 gw_novnc_dir[PATH_MAX] = "/usr/share/novnc";
 static char			 gw_term_dir[PATH_MAX];
 static gateway_term_fn		 gw_term_cb;
-static struct gateway_conn	*gw_conns;
+static LIST_HEAD(, gateway_conn) gw_conns = LIST_HEAD_INITIALIZER(gw_conns);
 static unsigned			 gw_nconns;
 
 static int	gw_cb(struct lws *, enum lws_callback_reasons, void *, void *,
@@ -186,7 +187,7 @@ gateway_drop(const struct capability *cap)
 {
 	struct gateway_conn	*g;
 
-	for (g = gw_conns; g != NULL; g = g->next) {
+	LIST_FOREACH(g, &gw_conns, entry) {
 		if (g->cap == cap) {
 			g->cap = NULL;
 			gw_close(g, GW_BY_REVOKED);
@@ -588,8 +589,7 @@ gw_established(struct gateway_conn *g, struct lws *wsi)
 		return -1;
 	}
 	g->established = 1;
-	g->next = gw_conns;
-	gw_conns = g;
+	LIST_INSERT_HEAD(&gw_conns, g, entry);
 	gw_nconns++;
 	gw_event("screen.proxy.websocket_upgraded", g->id, gw_policy(g),
 	    json_pack("{s:s}", "capability_id", capability_id(cap)));
@@ -601,17 +601,11 @@ gw_closed(struct gateway_conn *g)
 {
 	static const char *const by[] = { "client", "client", "upstream",
 	    "revoked" };
-	struct gateway_conn	**pp;
 
 	if (!g->established)
 		return;
-	for (pp = &gw_conns; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == g) {
-			*pp = g->next;
-			gw_nconns--;
-			break;
-		}
-	}
+	LIST_REMOVE(g, entry);
+	gw_nconns--;
 	loop_fd_close(g->up);
 	g->up = NULL;
 	gw_event("screen.proxy.websocket_closed", g->id, gw_policy(g),

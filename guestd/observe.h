@@ -28,13 +28,14 @@ struct control_conn;
 int	observe_op(struct control_conn *, uint32_t, json_t *, char *, size_t);
 
 /*
- * Encoders over 32-bit BGRX pixels (also used by the unit test).  On
- * success *out is malloc'd and owned by the caller.  0 or ERR_*.
+ * Encoders over 32-bit BGRX pixels on the calling thread, in nbands bands
+ * (0: as many as the pool has workers; encode.h), also used by the unit
+ * test.  On success *out is malloc'd and owned by the caller.  0 or ERR_*.
  */
 int	observe_encode_png(const uint8_t *px, int w, int h, size_t stride,
-	    uint8_t **out, size_t *outlen);
+	    int nbands, uint8_t **out, size_t *outlen);
 int	observe_encode_jpeg(const uint8_t *px, int w, int h, size_t stride,
-	    int quality, uint8_t **out, size_t *outlen);
+	    int quality, int nbands, uint8_t **out, size_t *outlen);
 /* Area-average px (w x h) into dst (dw x dh, stride dw * 4). */
 void	observe_scale(const uint8_t *px, int w, int h, size_t stride,
 	    uint8_t *dst, int dw, int dh);

@@ -50,6 +50,7 @@
 #include "log.h"
 #include "loop.h"
 #include "proxy-relay.h"
+#include "queue-compat.h"
 #include "xmalloc.h"
 
 #define PROXY_RELAY_MAX_CONNS	256
@@ -68,7 +69,7 @@ struct proxy_relay_conn {
 	struct proxy_relay_buf	 to_up, to_cl;
 	int			 cl_eof, up_eof;	/* read side ended */
 	int			 cl_shut, up_shut;	/* we shut its write */
-	struct proxy_relay_conn	*next;
+	LIST_ENTRY(proxy_relay_conn) entry;	/* in r's conns */
 };
 
 struct proxy_relay {
@@ -83,7 +84,7 @@ struct proxy_relay {
 	pid_t			 holder;	/* held the last accepted peer */
 	uint64_t		 refused;
 	char			*auth;		/* whole header line, or NULL */
-	struct proxy_relay_conn	*conns;
+	LIST_HEAD(, proxy_relay_conn) conns;
 	unsigned		 nconns;
 	uint64_t		 requests;
 };
@@ -359,14 +360,7 @@ refuse:
 static void
 proxy_relay_conn_free(struct proxy_relay_conn *rc)
 {
-	struct proxy_relay_conn	**pp;
-
-	for (pp = &rc->r->conns; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == rc) {
-			*pp = rc->next;
-			break;
-		}
-	}
+	LIST_REMOVE(rc, entry);
 	rc->r->nconns--;
 	loop_fd_close(rc->cl);
 	loop_fd_close(rc->up);
@@ -721,8 +715,7 @@ proxy_relay_accept_cb(struct loop_fd *lf, int events, void *arg)
 			free(rc);
 			continue;
 		}
-		rc->next = r->conns;
-		r->conns = rc;
+		LIST_INSERT_HEAD(&r->conns, rc, entry);
 		r->nconns++;
 	}
 }
@@ -758,8 +751,7 @@ proxy_relay_dns_done(void *arg)
 			r->up = q->sin;
 		else
 			log_warn("relay.resolve_failed", "port=%d", r->port);
-		for (rc = r->conns; rc != NULL; rc = next) {
-			next = rc->next;
+		LIST_FOREACH_SAFE(rc, &r->conns, entry, next) {
 			if (rc->state == RC_WAIT_DNS)
 				proxy_relay_connect(rc);
 		}
@@ -896,8 +888,8 @@ proxy_relay_stop(struct proxy_relay *r)
 
 	if (r == NULL)
 		return;
-	while (r->conns != NULL)
-		proxy_relay_conn_free(r->conns);
+	while (!LIST_EMPTY(&r->conns))
+		proxy_relay_conn_free(LIST_FIRST(&r->conns));
 	loop_fd_close(r->lf);
 	/* A resolver still running must not touch r when it answers. */
 	for (i = 0; i < sizeof proxy_relay_dns_pending / sizeof

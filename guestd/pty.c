@@ -61,6 +61,7 @@
 #include "loop.h"
 #include "path.h"
 #include "pty.h"
+#include "queue-compat.h"
 #include "token.h"
 #include "xmalloc.h"
 
@@ -101,7 +102,7 @@ struct pty_client {
 
 	int			 close_code;	/* 0: none pending */
 	const char		*close_why;
-	struct pty_client	*next;
+	LIST_ENTRY(pty_client)	 entry;
 };
 
 struct pty_server {
@@ -109,11 +110,13 @@ struct pty_server {
 	char			 bot[65];
 	char			 dir[PATH_MAX / 2];	/* session files; "" none */
 	int			 nss;	/* nss_wrapper files written */
-	struct pty_server	*next;
+	LIST_ENTRY(pty_server)	 entry;
 };
 
-static struct pty_server	*pty_servers;
-static struct pty_client	*pty_clients;	/* all, live or reaping */
+static LIST_HEAD(, pty_server)	 pty_servers =
+    LIST_HEAD_INITIALIZER(pty_servers);
+static LIST_HEAD(, pty_client)	 pty_clients =	/* all, live or reaping */
+    LIST_HEAD_INITIALIZER(pty_clients);
 static unsigned			 pty_nconns;
 
 static void	pty_client_maybe_free(struct pty_client *);
@@ -132,7 +135,7 @@ pty_shells(void)
 	struct pty_client	*c;
 	unsigned		 n = 0;
 
-	for (c = pty_clients; c != NULL; c = c->next) {
+	LIST_FOREACH(c, &pty_clients, entry) {
 		if (c->pid > 0)
 			n++;
 	}
@@ -539,16 +542,9 @@ pty_hangup(struct pty_client *c)
 static void
 pty_client_maybe_free(struct pty_client *c)
 {
-	struct pty_client	**pp;
-
 	if (c->wsi != NULL || c->pid > 0)
 		return;
-	for (pp = &pty_clients; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	}
+	LIST_REMOVE(c, entry);
 	loop_timer_cancel(c->retry_t);
 	loop_fd_close(c->mlf);
 	free(c->out);
@@ -806,7 +802,7 @@ pty_server_get(const struct capability *cap)
 	struct pty_server	*s;
 	int			 r;
 
-	for (s = pty_servers; s != NULL; s = s->next) {
+	LIST_FOREACH(s, &pty_servers, entry) {
 		if (s->cap == cap)
 			return s;
 	}
@@ -819,8 +815,7 @@ pty_server_get(const struct capability *cap)
 		free(s);
 		return NULL;
 	}
-	s->next = pty_servers;
-	pty_servers = s;
+	LIST_INSERT_HEAD(&pty_servers, s, entry);
 	log_info("term.server_started", "capability_id=%s nss_wrapper=%s",
 	    capability_id(cap), s->nss ? "yes" : "no");
 	return s;
@@ -909,8 +904,7 @@ pty_established(struct lws *wsi)
 	(void)token_hex(c->id, 8);
 	pty_frame_init(&c->fr);
 	c->out = xmalloc(LWS_PRE + PTY_CHUNK);
-	c->next = pty_clients;
-	pty_clients = c;
+	LIST_INSERT_HEAD(&pty_clients, c, entry);
 	pty_nconns++;
 	lws_set_opaque_user_data(wsi, c);
 	if ((s = pty_server_get(cap)) == NULL) {
@@ -993,18 +987,17 @@ pty_gateway_cb(struct lws *wsi, int reason, void *in, size_t len)
 void
 pty_drop(const struct capability *cap)
 {
-	struct pty_server	*s, **pp;
+	struct pty_server	*s;
 	struct pty_client	*c, *next;
 
-	for (pp = &pty_servers; (s = *pp) != NULL; pp = &s->next) {
+	LIST_FOREACH(s, &pty_servers, entry) {
 		if (s->cap == cap)
 			break;
 	}
 	if (s == NULL)
 		return;
-	*pp = s->next;
-	for (c = pty_clients; c != NULL; c = next) {
-		next = c->next;
+	LIST_REMOVE(s, entry);
+	LIST_FOREACH_SAFE(c, &pty_clients, entry, next) {
 		if (c->srv != s)
 			continue;
 		c->srv = NULL;

@@ -64,7 +64,7 @@ struct rfb_relay {
 	uint8_t			 out[RFB_RELAY_CHUNK];	/* to the viewer */
 	size_t			 outlen, outoff;
 	size_t			 skip;	/* libvncserver's version, sent */
-	struct rfb_relay	*next;
+	LIST_ENTRY(rfb_relay)	 entry;	/* in r's relays until closed */
 };
 
 static int		 rfb_debug_enabled;
@@ -102,8 +102,6 @@ rfb_debug_on(void)
 static void
 rfb_relay_close(struct rfb_relay *rl)
 {
-	struct rfb_relay	**pp;
-
 	if (rl->closed)
 		return;
 	rl->closed = 1;
@@ -112,13 +110,8 @@ rfb_relay_close(struct rfb_relay *rl)
 	/* libvncserver sees EOF and drops the viewer (rfb_client_gone). */
 	loop_fd_close(rl->pair);
 	rl->pair = NULL;
-	for (pp = &rl->r->relays; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == rl) {
-			*pp = rl->next;
-			rl->r->nrelays--;
-			break;
-		}
-	}
+	LIST_REMOVE(rl, entry);
+	rl->r->nrelays--;
 }
 
 /* The callbacks' last step: free rl once closed, never inside the work. */
@@ -415,8 +408,7 @@ rfb_relay_new(struct rfb *r, int fd)
 		free(rl);
 		return;
 	}
-	rl->next = r->relays;
-	r->relays = rl;
+	LIST_INSERT_HEAD(&r->relays, rl, entry);
 	r->nrelays++;
 	/* The server speaks first; libvncserver's copy is dropped. */
 	rl->outlen = (size_t)snprintf((char *)rl->out, sizeof rl->out,
@@ -484,7 +476,7 @@ rfb_debug_close(struct rfb *r)
 
 	loop_fd_close(r->listen_lf);
 	r->listen_lf = NULL;
-	while ((rl = r->relays) != NULL) {
+	while ((rl = LIST_FIRST(&r->relays)) != NULL) {
 		rfb_relay_close(rl);
 		rfb_relay_reap(rl);
 	}

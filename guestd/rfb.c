@@ -54,6 +54,7 @@
 #include "keymap.h"
 #include "log.h"
 #include "loop.h"
+#include "queue-compat.h"
 #include "rfb.h"
 #include "rfb-int.h"
 #include "xmalloc.h"
@@ -78,6 +79,7 @@ struct rfb_viewer {
 	int			 gated;		/* a Unix socket: see rfb_gate */
 	int			 sndbuf;	/* SO_SNDBUF granted */
 	int			 held;		/* waiting for room */
+	struct rfb_tight	*tight;		/* its update being encoded */
 	/* Keys down, with the keycode each was pressed with. */
 	struct {
 		rfbKeySym	 sym;
@@ -86,7 +88,7 @@ struct rfb_viewer {
 	int			 nkeys;
 };
 
-static struct rfb	*rfb_list;
+static LIST_HEAD(, rfb)	 rfb_list = LIST_HEAD_INITIALIZER(rfb_list);
 static int		 rfb_log_set;
 
 /* Set while rfbNewClient runs: who the new viewer belongs to. */
@@ -189,8 +191,11 @@ rfb_hold(struct rfb *r, struct rfb_viewer *v, int on)
 
 	v->held = on;
 	cl->onHold = on ? TRUE : FALSE;
-	/* Held but still in allFds, libvncserver loops on it (trap 2). */
-	if (on)
+	/* Held but still in allFds, libvncserver loops on it (trap 2).  A
+	 * closed viewer (sock -1, reaped on the next pump) is in no set. */
+	if (cl->sock == RFB_INVALID_SOCKET)
+		;
+	else if (on)
 		FD_CLR(cl->sock, &r->s->allFds);
 	else
 		FD_SET(cl->sock, &r->s->allFds);
@@ -214,7 +219,8 @@ rfb_gate(struct rfb *r)
 	it = rfbGetClientIterator(r->s);
 	while ((cl = rfbClientIteratorNext(it)) != NULL) {
 		v = cl->clientData;
-		if (v == NULL || !v->gated || cl->sock == RFB_INVALID_SOCKET)
+		if (v == NULL || !v->gated || cl->sock == RFB_INVALID_SOCKET ||
+		    v->tight != NULL)
 			continue;
 		if (ioctl(cl->sock, SIOCOUTQ, &q) == -1)
 			q = 0;
@@ -229,11 +235,53 @@ rfb_gate(struct rfb *r)
 
 /* ---- pumping ------------------------------------------------------------- */
 
+static void	rfb_pump_soon(struct rfb *r);
+
+/* A fast-path update was written: the viewer may be read and sent to. */
+static void
+rfb_tight_done(struct rfb *r, rfbClientPtr cl)
+{
+	struct rfb_viewer	*v = cl->clientData;
+
+	if (v == NULL)
+		return;
+	v->tight = NULL;
+	rfb_hold(r, v, 0);
+	/* Its next request may be waiting; rfb_gate holds it again if the
+	 * socket has no room. */
+	rfb_pump_soon(r);
+}
+
+/* Updates for Tight+JPEG viewers go the fast path (rfb-tight.c). */
+static void
+rfb_take_updates(struct rfb *r)
+{
+	rfbClientIteratorPtr	 it;
+	rfbClientPtr		 cl;
+	struct rfb_viewer	*v;
+	struct rfb_tight	*t;
+
+	it = rfbGetClientIterator(r->s);
+	while ((cl = rfbClientIteratorNext(it)) != NULL) {
+		v = cl->clientData;
+		if (v == NULL || v->held || v->tight != NULL)
+			continue;
+		if (rfb_tight_take(r, cl, rfb_tight_done, &t) && t != NULL) {
+			v->tight = t;
+			rfb_hold(r, v, 1);
+		}
+	}
+	rfbReleaseClientIterator(it);
+}
+
 static void
 rfb_pump_now(struct rfb *r)
 {
 	rfb_gate(r);
-	/* Reads ready viewers (whole messages), sends pending updates and
+	/* Reads ready viewers (whole messages), so their requests are in. */
+	rfbCheckFds(r->s, 0);
+	rfb_take_updates(r);
+	/* Reads what came meanwhile, sends the pending updates left and
 	 * reaps closed viewers (rfb_client_gone). */
 	rfbProcessEvents(r->s, 0);
 }
@@ -264,6 +312,32 @@ rfb_damage(struct capture *cap, const struct capture_box *box, void *arg)
 		return;
 	rfbMarkRectAsModified(r->s, box->x, box->y, box->x + box->w,
 	    box->y + box->h);
+	rfb_pump_soon(r);
+}
+
+/*
+ * Part of a frame is an earlier part moved (capture found a scroll): a
+ * CopyRect for viewers that take it; libvncserver marks it modified for
+ * the others.  Scaled copies of the screen are kept by marking modified,
+ * so with any scaled viewer it is damage like the rest.
+ */
+static void
+rfb_copy(struct capture *cap, const struct capture_box *dst, int dy,
+    void *arg)
+{
+	struct rfb	*r = arg;
+	sraRegionPtr	 rgn;
+
+	(void)cap;
+	if (r->s->scaledScreenNext != NULL) {
+		rfbMarkRectAsModified(r->s, dst->x, dst->y, dst->x + dst->w,
+		    dst->y + dst->h);
+	} else {
+		rgn = sraRgnCreateRect(dst->x, dst->y, dst->x + dst->w,
+		    dst->y + dst->h);
+		rfbScheduleCopyRegion(r->s, rgn, 0, dy);
+		sraRgnDestroy(rgn);
+	}
 	rfb_pump_soon(r);
 }
 
@@ -613,6 +687,8 @@ rfb_client_gone(rfbClientPtr cl)
 		while (v->nkeys > 0)
 			rfb_kbd_event(FALSE, v->keys[v->nkeys - 1].sym, cl);
 	cl->clientData = NULL;
+	if (v->tight != NULL)
+		rfb_tight_orphan(v->tight);
 	loop_fd_close(v->lf);
 	free(v);
 }
@@ -687,7 +763,7 @@ rfb_lookup(struct display *d)
 {
 	struct rfb	*r;
 
-	for (r = rfb_list; r != NULL; r = r->next) {
+	LIST_FOREACH(r, &rfb_list, entry) {
 		if (r->d == d)
 			return r;
 	}
@@ -757,10 +833,10 @@ rfb_screen(struct display *d, struct rfb **out)
 	if (rfb_debug_on())
 		rfb_debug_listen(r);
 	capture_set_damage_cb(cap, rfb_damage, r);
+	capture_set_copy_cb(cap, rfb_copy, r);
 	capture_set_cursor_cb(cap, rfb_cursor_changed, r);
 	rfb_cursor_changed(cap, r);
-	r->next = rfb_list;
-	rfb_list = r;
+	LIST_INSERT_HEAD(&rfb_list, r, entry);
 	*out = r;
 	return 0;
 }
@@ -777,17 +853,14 @@ rfb_display_ready(struct display *d)
 void
 rfb_display_closing(struct display *d)
 {
-	struct rfb	*r, **pp;
+	struct rfb	*r;
 
-	for (pp = &rfb_list; (r = *pp) != NULL; pp = &r->next) {
-		if (r->d == d)
-			break;
-	}
-	if (r == NULL)
+	if ((r = rfb_lookup(d)) == NULL)
 		return;
-	*pp = r->next;
+	LIST_REMOVE(r, entry);
 	if (r->cap != NULL) {
 		capture_set_damage_cb(r->cap, NULL, NULL);
+		capture_set_copy_cb(r->cap, NULL, NULL);
 		capture_set_cursor_cb(r->cap, NULL, NULL);
 	}
 	loop_timer_cancel(r->pump);

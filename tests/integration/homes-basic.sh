@@ -7,19 +7,8 @@
 # and homes verbs; only the newest HOME_KEEP_REVISIONS stay.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "${top_srcdir:-.}/tests/lib-controller.sh"
+. "${top_srcdir:-.}/tests/lib-homes.sh"
 
-revs() {	# the revisions of team, newest first, one line
-	api GET /v1/computers/team/homes >/dev/null
-	python3 -c 'import json,sys
-print(" ".join(str(r["revision"])+":"+r["cause"] for r in
-    json.load(open(sys.argv[1]))["revisions"]))' "$T/api.out"
-}
-tree_sum() {	# a digest of every file (path, mode, bytes) under $1
-	(cd "$1" && find . -path ./.rakazo-\* -prune -o -type f -printf '%p %m\n' |
-	    sort | while read -r f m; do
-		printf '%s %s %s\n' "$f" "$m" "$(sha256sum < "$f" | cut -c1-64)"
-	done)
-}
 
 ctl_start --home-keep 4
 HOME_DIR="$CTL_DATA/computers/team/home"
@@ -62,10 +51,14 @@ ev=$(api GET '/v1/computers/team/activity?limit=1000')
 t_contains "$ev" '"kind":"computer.checkpoint"' "checkpoint event"
 t_contains "$ev" 'revision 2, ' "event carries the revision"
 
-# The machine is gone (deleted by hand): the next call restores it first.
+# The machine is gone (deleted by hand): a read is answered from the
+# store (C-15), the next call that needs the machine restores it first.
 rm -rf "$CTL_DATA/computers/team"
 r=$(api POST /v1/tools/read_file '{"computer":"team","bot":"alice","path":"bots/alice/notes.txt"}')
-t_contains "$r" '"content":"hello"' "restored before the first call"
+t_contains "$r" '"content":"hello"' "a stopped computer read from its store"
+t_contains "$r" '"stored":{"revision":2' "from its newest revision"
+r=$(api POST /v1/tools/shell '{"computer":"team","bot":"alice","command":"cat notes.txt"}')
+t_contains "$r" 'hello' "restored before the first call"
 t_eq "$(tree_sum "$HOME_DIR")" "$BEFORE" "workspace byte-identical"
 t_contains "$(api GET '/v1/computers/team/activity?limit=1000')" \
     '"kind":"computer.restore"' "restore event"

@@ -8,33 +8,9 @@
 # each, never the same number twice.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "${top_srcdir:-.}/tests/lib-controller.sh"
+. "${top_srcdir:-.}/tests/lib-homes.sh"
 
-revs() {
-	api GET /v1/computers/team/homes >/dev/null
-	python3 -c 'import json,sys
-print(" ".join(str(r["revision"])+":"+r["cause"] for r in
-    json.load(open(sys.argv[1]))["revisions"]))' "$T/api.out"
-}
 # Every revision row's sha256 is its archive's.
-check_whole() {
-	api GET /v1/computers/team/homes >/dev/null
-	python3 - "$T/api.out" "$CTL_DATA/homes/team" <<'PY' || t_fail "$1: a revision is not whole"
-import hashlib, json, sys
-for r in json.load(open(sys.argv[1]))["revisions"]:
-    p = "%s/rev-%d.tar" % (sys.argv[2], r["revision"])
-    h = hashlib.sha256(open(p, "rb").read()).hexdigest()
-    assert h == r["sha256"], (p, h, r["sha256"])
-PY
-}
-guestd_pid() {
-	for d in /proc/[0-9]*; do
-		if { tr '\0' ' ' < "$d/cmdline"; } 2>/dev/null |
-		    grep -q -- "--workspace $CTL_DATA/computers/team/"; then
-			echo "${d#/proc/}"
-			return
-		fi
-	done
-}
 leftovers() {
 	ls -a "$CTL_DATA/homes/team" | grep -c '^\.put-'
 }
