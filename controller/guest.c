@@ -12,8 +12,6 @@
  */
 #include "autoconf.h"
 
-#include <sys/queue.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +21,7 @@
 #include "guest.h"
 #include "proto.h"
 #include "provider.h"
+#include "queue-compat.h"
 #include "task.h"
 #include "xmalloc.h"
 
@@ -106,11 +105,9 @@ guest_forget(const char *id)
 {
 	struct guest_conn	*l, *next;
 
-	for (l = LIST_FIRST(&guest_conns); l != NULL; l = next) {
-		next = LIST_NEXT(l, entry);
+	LIST_FOREACH_SAFE(l, &guest_conns, entry, next)
 		if (strcmp(l->id, id) == 0)
 			guest_conn_kill(l);
-	}
 }
 
 static int

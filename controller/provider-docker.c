@@ -120,7 +120,7 @@ docker_init(struct provider *p, struct errmsg *err)
 		    "unix:///PATH (the engine's Unix socket)");
 	snprintf(dc->socket, sizeof dc->socket, "%s", host + 7);
 	if (pc->image == NULL || *pc->image == '\0' ||
-	    strpbrk(pc->image, " \t\n/:@") == pc->image ||
+	    strpbrk(pc->image, " \t\r\n\"") != NULL ||
 	    (size_t)snprintf(dc->image, sizeof dc->image, "%s:%s", pc->image,
 	    pc->image_tag != NULL && *pc->image_tag != '\0' ?
 	    pc->image_tag : "latest") >= sizeof dc->image)
@@ -514,6 +514,20 @@ docker_wait_ready(struct provider *p, const struct docker_ref *ref,
 	return r != 0 ? ERR_PROVIDER : 0;
 }
 
+/* Does inspect carry the labels this controller gives computer id? */
+static int
+docker_is_ours(struct provider *p, const char *id, json_t *inspect)
+{
+	json_t		*l;
+	const char	*cid, *inst;
+
+	l = json_object_get(json_object_get(inspect, "Config"), "Labels");
+	cid = json_string_value(json_object_get(l, "rakazo.computer"));
+	inst = json_string_value(json_object_get(l, "rakazo.instance"));
+	return cid != NULL && inst != NULL && strcmp(cid, id) == 0 &&
+	    strcmp(inst, docker_cfg(p)->instance) == 0;
+}
+
 static int
 docker_start(struct provider *p, struct store_computer *c, struct errmsg *err)
 {
@@ -525,6 +539,13 @@ docker_start(struct provider *p, struct store_computer *c, struct errmsg *err)
 	docker_name(p, c->id, name, sizeof name);
 	if ((r = docker_inspect(p, name, &state, &j, err)) != 0)
 		goto out;
+	/* The name is ours; a container under it without our labels is not. */
+	if (state != 0 && !docker_is_ours(p, c->id, j)) {
+		r = errmsg_set(err, ERR_PROVIDER, "a container named %s exists "
+		    "without this controller's labels: remove it or give this "
+		    "controller another data directory", name);
+		goto out;
+	}
 	if (state == 2) {
 		/* Ours, stopped (an engine restart, a kill): start again. */
 		warm = 1;
