@@ -147,8 +147,8 @@ art_command(struct gclient *c, const char *bot, char *line)
 	return art_act(c, bot, actions);
 }
 
-int
-main(int argc, char **argv)
+static int
+act_rtt_main(int argc, char **argv)
 {
 	struct gclient_opts	 opts;
 	struct gclient		*c;
@@ -179,4 +179,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "act-rtt: %s\n", err_name(r));
 	gclient_free(c);
 	return r == 0 ? 0 : 1;
+}
+
+/* The body is a task on the client's loop (guest-client.h). */
+int
+main(int argc, char **argv)
+{
+	return gclient_main(argc, argv, act_rtt_main);
 }

@@ -306,8 +306,8 @@ act(char **argv)
 	return 0;
 }
 
-int
-main(int argc, char **argv)
+static int
+ctl_rtt_main(int argc, char **argv)
 {
 	if ((argc == 8 || argc == 9) && strcmp(argv[1], "overhead") == 0)
 		return overhead(argc, argv);
@@ -320,4 +320,11 @@ main(int argc, char **argv)
 	    "       ctl-rtt lease CTL-URL TOKEN-FILE COMPUTER BOT N\n"
 	    "       ctl-rtt act CTL-URL TOKEN-FILE COMPUTER NBOTS N\n");
 	return 2;
+}
+
+/* The body is a task on the client's loop (guest-client.h). */
+int
+main(int argc, char **argv)
+{
+	return gclient_main(argc, argv, ctl_rtt_main);
 }

@@ -33,8 +33,8 @@ report(const char *what, double *v, int n, double *median)
 	    v[n / 2], v[(n * 9) / 10], v[0]);
 }
 
-int
-main(int argc, char **argv)
+static int
+exec_rtt_main(int argc, char **argv)
 {
 	struct gclient_opts	 o;
 	struct gclient		*c;
@@ -91,4 +91,11 @@ main(int argc, char **argv)
 	printf("ratio guestd/local (median): %.2f\n", mg / ml);
 	gclient_free(c);
 	return 0;
+}
+
+/* The body is a task on the client's loop (guest-client.h). */
+int
+main(int argc, char **argv)
+{
+	return gclient_main(argc, argv, exec_rtt_main);
 }

@@ -188,8 +188,8 @@ ort_series(struct ort *o, const char *what, const char *format, int n,
 	return r;
 }
 
-int
-main(int argc, char **argv)
+static int
+observe_rtt_main(int argc, char **argv)
 {
 	struct gclient_opts	 opts;
 	struct ort		 o;
@@ -238,4 +238,11 @@ main(int argc, char **argv)
 	if (o.paint_out != NULL)
 		fclose(o.paint_out);
 	return r == 0 ? 0 : 1;
+}
+
+/* The body is a task on the client's loop (guest-client.h). */
+int
+main(int argc, char **argv)
+{
+	return gclient_main(argc, argv, observe_rtt_main);
 }

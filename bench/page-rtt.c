@@ -31,8 +31,8 @@ report(const char *what, double *v, int n)
 	return v[n / 2];
 }
 
-int
-main(int argc, char **argv)
+static int
+page_rtt_main(int argc, char **argv)
 {
 	struct gclient_opts	 o;
 	struct gclient		*c;
@@ -108,4 +108,11 @@ main(int argc, char **argv)
 	    ma, nel);
 	gclient_free(c);
 	return 0;
+}
+
+/* The body is a task on the client's loop (guest-client.h). */
+int
+main(int argc, char **argv)
+{
+	return gclient_main(argc, argv, page_rtt_main);
 }

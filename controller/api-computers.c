@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "guest.h"
 #include "log.h"
 #include "token.h"
 #include "activity.h"
@@ -271,7 +272,7 @@ api_computers_halt(struct api_ctx *x, struct store_computer *c,
 	 * only costs that, so the stop goes on.
 	 */
 	if (!destroy && provider_alive(x->a->prov, c) == 1) {
-		r = provider_call(x->a->prov, c, "browser.quiesce",
+		r = guest_call(x->a->prov, c, "browser.quiesce",
 		    json_object(), NULL, 0, &res, NULL, NULL, &e);
 		json_decref(res);
 		if (r != 0 && r != ERR_UNKNOWN_OP)

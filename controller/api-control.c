@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "guest.h"
 #include "log.h"
 #include "token.h"
 #include "api.h"
@@ -44,7 +45,7 @@ api_control_cap_revoke(struct api *a, struct store *s,
 		if ((r = store_bot_ensure(s, cap->computer, cap->bot, &b)) != 0)
 			return r;
 		/* By id; rows from before ids were kept hold the token. */
-		r = provider_call(a->prov, &c, "capability.revoke",
+		r = guest_call(a->prov, &c, "capability.revoke",
 		    json_pack("{s:s, s:s, s:I}", cap->cap_id[0] != '\0' ?
 		    "id" : "token", cap->cap_id[0] != '\0' ? cap->cap_id :
 		    cap->token, "bot", cap->bot, "fence", (json_int_t)b.fence),
@@ -125,7 +126,7 @@ api_control_renew(struct api_ctx *x, const struct store_lease *l)
 		if (caps[i].cap_id[0] == '\0')
 			continue;	/* a row from before ids were kept */
 		res = NULL;
-		r = provider_call(x->a->prov, &c, "capability.renew",
+		r = guest_call(x->a->prov, &c, "capability.renew",
 		    json_pack("{s:s, s:I, s:s, s:I}", "id", caps[i].cap_id,
 		    "ttl", (json_int_t)ttl, "bot", caps[i].bot, "fence",
 		    (json_int_t)l->fence), NULL, 0, &res, NULL, NULL, &e);

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "guest.h"
 #include "json.h"
 #include "log.h"
 #include "activity.h"
@@ -53,9 +54,9 @@ struct api_files_args {
 	int		 parents;
 };
 
-/* The body of a PUT as a provider source. */
+/* The body of a PUT as a guest call's source. */
 struct api_files_src {
-	struct provider_src	 ps;
+	struct guest_src	 ps;
 	struct bytepipe		*in;
 	int64_t			 got;
 };
@@ -238,7 +239,7 @@ api_files_src_read(void *arg, uint8_t *p, size_t max, int *end)
 	return (ssize_t)n;
 }
 
-/* in->on_data: tell the provider its paused upload can go on. */
+/* in->on_data: tell the guest call its paused upload can go on. */
 static void
 api_files_src_data(void *arg)
 {
@@ -287,7 +288,7 @@ api_files_upload(struct api_ctx *x, struct store_computer *c,
 	    "mode", (json_int_t)fa->mode, "parents", fa->parents, "size",
 	    (json_int_t)x->q->length, "bot", fa->bot, "fence",
 	    (json_int_t)l->fence);
-	r = provider_call_upload(x->a->prov, c, "file.write", args, &fs.ps,
+	r = guest_call_upload(x->a->prov, c, "file.write", args, &fs.ps,
 	    res, &x->err);
 	fs.in->on_data = NULL;
 	fs.in->on_data_arg = NULL;
@@ -365,7 +366,7 @@ static int
 api_files_range(struct api_ctx *x, struct store_computer *c,
     const struct api_files_args *fa, int64_t off, int64_t *size, int64_t *len)
 {
-	struct provider_sink	 sink;
+	struct guest_sink	 sink;
 	struct api_files_sink	 fk;
 	json_t			*res = NULL;
 	json_int_t		 sz = -1, ln = -1;
@@ -375,7 +376,7 @@ api_files_range(struct api_ctx *x, struct store_computer *c,
 	fk.n = 0;
 	sink.write = api_files_sink_write;
 	sink.arg = &fk;
-	r = provider_call_download(x->a->prov, c, "file.read",
+	r = guest_call_download(x->a->prov, c, "file.read",
 	    json_pack("{s:s, s:I, s:i, s:s}", "path", fa->path, "offset",
 	    (json_int_t)off, "length", FILES_PIECE, "bot", fa->bot), &sink,
 	    &res, &x->err);

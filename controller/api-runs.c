@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "guest.h"
 #include "json.h"
 #include "log.h"
 #include "activity.h"
@@ -103,7 +104,7 @@ api_runs_end(struct api_ctx *x, const char **arg)
 		 * The browser first, through DevTools, so its profile is
 		 * written whole; closing the display would kill it.
 		 */
-		r = provider_call(x->a->prov, &c, "browser.close",
+		r = guest_call(x->a->prov, &c, "browser.close",
 		    json_pack("{s:s, s:I}", "bot", l.bot, "fence",
 		    (json_int_t)b.fence), NULL, 0, &res, NULL, NULL, &x->err);
 		json_decref(res);
@@ -111,7 +112,7 @@ api_runs_end(struct api_ctx *x, const char **arg)
 		if (r != 0)
 			log_warn("run_end.browser_close", "computer=%s bot=%s "
 			    "code=%s", id, l.bot, err_name(r));
-		r = provider_call(x->a->prov, &c, "display.close",
+		r = guest_call(x->a->prov, &c, "display.close",
 		    json_pack("{s:s, s:I}", "bot", l.bot, "fence",
 		    (json_int_t)b.fence), NULL, 0, &res, NULL, NULL, &x->err);
 		json_decref(res);

@@ -201,15 +201,23 @@ api_health(struct api_ctx *x, const char **arg)
 	int64_t		 v = 0;
 	int		 r;
 
+	struct errmsg	 perr;
+	int		 pr;
+
 	r = store_schema_version(x->s, &v);
+	/* The provider's machinery (an engine's socket) is setup too. */
+	pr = provider_check(x->a->prov, &perr);
 	j = json_pack("{s:s, s:s, s:{s:s, s:s, s:I}}", "sandbox",
-	    provider_name(x->a->prov), "state", r == 0 ? "ok" : "degraded",
-	    "store", "backend", store_backend(x->s), "state",
+	    provider_name(x->a->prov), "state", r == 0 && pr == 0 ? "ok" :
+	    "degraded", "store", "backend", store_backend(x->s), "state",
 	    r == 0 ? "ok" : "failed", "schema", (json_int_t)v);
-	/* How computers are kept apart: "uid", or "shared-user". */
+	/* How computers are kept apart: "uid", "shared-user", "container". */
 	if (j != NULL && iso != NULL)
 		json_object_set_new(j, "isolation", json_string(iso));
-	api_reply(x, r == 0 ? 200 : 503, j);
+	if (j != NULL && pr != 0)
+		json_object_set_new(j, "setup", json_pack("{s:s, s:s}",
+		    "code", err_name(pr), "message", errmsg_str(&perr)));
+	api_reply(x, r == 0 && pr == 0 ? 200 : 503, j);
 }
 
 static int

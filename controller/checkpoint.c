@@ -50,6 +50,7 @@
 #include <openssl/evp.h>
 
 #include "err.h"
+#include "guest.h"
 #include "log.h"
 #include "activity.h"
 #include "api.h"
@@ -345,7 +346,7 @@ ckpt_export(struct api_ctx *x, struct home_store *hs,
     struct store_computer *c, int64_t rev, struct store_home_rev *h,
     struct errmsg *e)
 {
-	struct provider_sink	 sink;
+	struct guest_sink	 sink;
 	struct ckpt_sink	 k;
 	json_t			*res = NULL;
 	json_int_t		 bytes = -1, entries = -1;
@@ -365,7 +366,7 @@ ckpt_export(struct api_ctx *x, struct home_store *hs,
 	sink.write = ckpt_sink_write;
 	sink.arg = &k;
 	errmsg_clear(&pe);
-	r = provider_call_download(x->a->prov, c, "workspace.export",
+	r = guest_call_download(x->a->prov, c, "workspace.export",
 	    json_object(), &sink, &res, &pe);
 	if (k.code != 0) {
 		r = k.code;
@@ -456,7 +457,7 @@ ckpt_same(struct api_ctx *x, struct home_store *hs,
 
 	if (last->revision == 0 || last->fingerprint[0] == '\0')
 		return 0;
-	if (provider_call(x->a->prov, c, "workspace.fingerprint",
+	if (guest_call(x->a->prov, c, "workspace.fingerprint",
 	    json_pack("{s:s}", "since", last->fingerprint), NULL, 0, &res,
 	    NULL, NULL, &pe) != 0 ||
 	    !json_is_true(json_object_get(res, "unchanged")))
@@ -505,7 +506,7 @@ checkpoint_save(struct api_ctx *x, struct store_computer *c,
 	else
 		r = ckpt_export(x, hs, c, rev, out, e);
 	if (r == ERR_UNKNOWN_OP) {
-		/* A provider without exports keeps no home: nothing lost. */
+		/* A guestd stand-in without exports keeps no home. */
 		memset(out, 0, sizeof *out);
 		r = 0;
 		goto out;
@@ -545,7 +546,7 @@ out:
 /* ---- restore --------------------------------------------------------- */
 
 struct ckpt_src {
-	struct provider_src	 ps;
+	struct guest_src	 ps;
 	struct home_store	*hs;
 	struct home_get		*get;
 	EVP_MD_CTX		*md;
@@ -662,7 +663,7 @@ ckpt_import(struct api_ctx *x, struct home_store *hs,
 		goto out;
 	}
 	errmsg_clear(&pe);
-	r = provider_call_upload(x->a->prov, c, "workspace.import",
+	r = guest_call_upload(x->a->prov, c, "workspace.import",
 	    json_object(), &k.ps, &res, &pe);
 	if (k.code != 0) {
 		r = k.code;
@@ -802,7 +803,7 @@ ckpt_workspace_empty(struct api_ctx *x, struct store_computer *c)
 	size_t		 i;
 	int		 r, empty = 1;
 
-	r = provider_call(x->a->prov, c, "file.list", json_pack("{s:s}",
+	r = guest_call(x->a->prov, c, "file.list", json_pack("{s:s}",
 	    "path", "."), NULL, 0, &res, NULL, NULL, &pe);
 	if (r != 0) {
 		json_decref(res);

@@ -7,6 +7,7 @@
  */
 #include "autoconf.h"
 
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 
 #include <errno.h>
@@ -26,6 +27,7 @@
 #include "err.h"
 #include "guest-client.h"
 #include "proto.h"
+#include "task.h"
 #include "xmalloc.h"
 
 #define GUEST_STDIN_MAX		(512 * 1024)
@@ -38,6 +40,10 @@ struct guest_exec {
 	int		 cancel_sent;
 	int		 broken_pipe;
 	json_t		*reply;
+	int		 sfd;		/* SIGINT, SIGTERM */
+	int		 donefd;	/* the command's reply came */
+	int		 watching;	/* guest_exec_signals() runs */
+	struct task_cond cv;		/* it ended */
 };
 
 static void	guest_exec_cancel(struct gclient *, struct guest_exec *);
@@ -87,16 +93,28 @@ guest_cancel_reply(struct gclient *c, uint32_t id, json_t *msg, void *arg)
 	cli_error("%s", err.msg);
 }
 
-/* SIGINT/SIGTERM arrive here through the signalfd on the client's loop. */
+/*
+ * A task of its own: SIGINT/SIGTERM arrive through the signalfd on the
+ * client's loop while the exec task waits for its reply; the exec task
+ * ends this one through donefd.
+ */
 static void
-guest_exec_signal(struct gclient *c, int fd, void *arg)
+guest_exec_signals(void *arg)
 {
 	struct guest_exec		*ex = arg;
 	struct signalfd_siginfo		 si;
+	int				 fds[2], which;
 
-	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-		;
-	guest_exec_cancel(c, ex);
+	fds[0] = ex->sfd;
+	fds[1] = ex->donefd;
+	while (!ex->done && task_wait_fds(fds, 2, -1, &which) == 0 &&
+	    which == 0) {
+		while (read(ex->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			;
+		guest_exec_cancel(ex->g->c, ex);
+	}
+	ex->watching = 0;
+	task_cond_broadcast(&ex->cv);
 }
 
 /* Ask guestd once to kill the command; its exec reply ends the wait. */
@@ -109,6 +127,39 @@ guest_exec_cancel(struct gclient *c, struct guest_exec *ex)
 	gclient_request(c, "exec.cancel", cliguest_args(ex->g,
 	    json_pack("{s:I}", "target", (json_int_t)ex->id)),
 	    guest_cancel_reply, NULL, NULL);
+}
+
+/*
+ * Before the loop (cliguest_cmd.prepare): SIGINT and SIGTERM blocked for
+ * good, so they are read from the signalfd, never lost.  A shell starts
+ * background commands with SIGINT ignored, and an ignored signal never
+ * reaches a signalfd: take the default back (it never runs while the
+ * signal is blocked).
+ */
+static void
+guest_exec_prepare(void)
+{
+	sigset_t	 set;
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+/* End guest_exec_signals(): ex lives on this task's stack. */
+static void
+guest_exec_unwatch(struct guest_exec *ex)
+{
+	uint64_t	 one = 1;
+
+	ex->done = 1;
+	if (write(ex->donefd, &one, sizeof one) != (ssize_t)sizeof one)
+		return;
+	while (ex->watching)
+		(void)task_cond_wait(&ex->cv, -1);
 }
 
 static int
@@ -255,7 +306,7 @@ guest_exec(struct cliguest *g, int argc, char **argv)
 	json_t			*args, *res;
 	sigset_t		 set;
 	struct errmsg		 err;
-	int			 as_json = 0, sfd, r;
+	int			 as_json = 0, r;
 
 	memset(&ex, 0, sizeof(ex));
 	ex.g = g;
@@ -264,35 +315,33 @@ guest_exec(struct cliguest *g, int argc, char **argv)
 		json_decref(args);
 		return r == -2 ? CLI_EXIT_ERROR : cliguest_usage("exec", usage);
 	}
-	/*
-	 * Blocked from here on, so a signal is read from the loop, not lost.
-	 * A shell starts background commands with SIGINT ignored, and an
-	 * ignored signal never reaches a signalfd: take the default back
-	 * (it never runs while the signal is blocked).
-	 */
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
-	sigprocmask(SIG_BLOCK, &set, NULL);
 	if ((r = cliguest_connect(g)) != 0) {
 		json_decref(args);
 		return r;
 	}
-	if ((sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
-	    gclient_watch_fd(g->c, sfd, guest_exec_signal, &ex) != 0) {
+	ex.sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	ex.donefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ex.sfd < 0 || ex.donefd < 0 ||
+	    task_spawn(guest_exec_signals, &ex) != 0) {
 		json_decref(args);
 		cli_error("INTERNAL: cannot watch signals: %s",
 		    strerror(errno));
 		return CLI_EXIT_ERROR;
 	}
+	ex.watching = 1;
 	ex.id = gclient_request(g->c, "exec", cliguest_args(g, args),
 	    guest_exec_reply, guest_exec_data, &ex);
-	if (ex.id == 0)
+	if (ex.id == 0) {
+		guest_exec_unwatch(&ex);
 		return cliguest_conn_failed(g, ERR_PEER_GONE);
+	}
 	/* Output may pause for as long as the command likes: no idle limit. */
-	if ((r = gclient_run(g->c, &ex.done, 0)) != 0)
+	r = gclient_run(g->c, &ex.done, 0);
+	guest_exec_unwatch(&ex);
+	if (r != 0)
 		return cliguest_conn_failed(g, r);
 	if (ex.broken_pipe) {
 		json_decref(ex.reply);
@@ -320,5 +369,5 @@ guest_exec(struct cliguest *g, int argc, char **argv)
 const struct cliguest_cmd cli_guest_exec_entry = {
 	"exec", "[--timeout-ms N] [--cwd DIR] [--env K=V]... "
 	    "[--output-limit N] [--stdin-file F] [--json] -- CMD...",
-	guest_exec
+	guest_exec, guest_exec_prepare
 };

@@ -559,6 +559,22 @@ cliguest_help(FILE *f)
 	    "--secret-file.\n");
 }
 
+/* The verb and the options, for its task. */
+static struct cliguest			 cliguest_g;
+static const struct cliguest_cmd	*cliguest_verb;
+
+/* The verb runs as a task on the client's loop (guest-client.h). */
+static int
+cliguest_task(int argc, char **argv)
+{
+	int	 r;
+
+	r = cliguest_verb->fn(&cliguest_g, argc, argv);
+	gclient_free(cliguest_g.c);
+	cliguest_g.c = NULL;
+	return r;
+}
+
 static int
 cliguest_main(int argc, char **argv)
 {
@@ -574,7 +590,7 @@ cliguest_main(int argc, char **argv)
 	struct cliguest	 g;
 	int64_t		 v;
 	size_t		 i;
-	int		 ch, r;
+	int		 ch;
 
 	memset(&g, 0, sizeof(g));
 	optind = 0;
@@ -622,7 +638,9 @@ cliguest_main(int argc, char **argv)
 		cliguest_help(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	r = cliguest_verbs[i]->fn(&g, argc - optind, argv + optind);
-	gclient_free(g.c);
-	return r;
+	cliguest_g = g;
+	cliguest_verb = cliguest_verbs[i];
+	if (cliguest_verb->prepare != NULL)
+		cliguest_verb->prepare();
+	return gclient_main(argc - optind, argv + optind, cliguest_task);
 }

@@ -34,6 +34,13 @@ struct cliguest_cmd {
 	const char	*name;
 	const char	*usage;		/* arguments after the name */
 	int		(*fn)(struct cliguest *g, int argc, char **argv);
+	/*
+	 * Optional, run before the loop starts, on its own context: what
+	 * must hold for the whole process.  fn runs as a task, and every
+	 * switch between a task and the loop restores that context's signal
+	 * mask, so a mask set in fn would not outlive fn's first wait.
+	 */
+	void		(*prepare)(void);
 };
 
 extern const struct cliguest_cmd	cli_guest_health_entry;

@@ -1,9 +1,8 @@
 /*
  * A client of one guestd over its control channel (guest-client.h).
  *
- * The connection is ours: a non-blocking TCP socket adopted into the lws
- * context (the client's own, or the owner's when attached) as a raw
- * descriptor, with the WebSocket handshake and framing of wsframe.c.  We
+ * The connection is ours: a non-blocking TCP socket adopted into the
+ * owner's lws context as a raw descriptor, with the WebSocket handshake and framing of wsframe.c.  We
  * do not use lws's websocket client because it parses what it receives
  * one byte at a time, which capped transfers at ~100 MB/s; here a frame
  * is one header parse and its payload moves with memcpy (or not at all
@@ -95,18 +94,10 @@ struct gclient_msg {
 	uint8_t			 data[];
 };
 
-struct gclient_watch {
-	LIST_ENTRY(gclient_watch) entry;
-	struct lws		*wsi;
-	gclient_fd_cb		 cb;
-	void			*arg;
-};
-
 struct gclient {
 	struct lws_context	*ctx;
-	struct lws_vhost	*vhost;		/* attached: the owner's */
-	int			 attached;
-	struct task_cond	 cv;		/* attached: waiting tasks */
+	struct lws_vhost	*vhost;		/* the owner's */
+	struct task_cond	 cv;		/* waiting tasks */
 	struct lws		*wsi;
 	enum gclient_state	 state;
 	int			 err;		/* first fatal error */
@@ -151,16 +142,12 @@ struct gclient {
 	json_t			*hello;
 	gclient_event_cb	 on_event;
 	void			*event_arg;
-	LIST_HEAD(, gclient_watch) watches;
 
 	/* Re-arms writability after a writable callback (gclient_flush). */
 	lws_sorted_usec_list_t	 wsul;
 
-	/* Idle timer of gclient_run(). */
-	lws_sorted_usec_list_t	 sul;
+	/* The last traffic: gclient_run()'s idle limit counts from it. */
 	lws_usec_t		 last_activity;
-	lws_usec_t		 idle_us;
-	int			 timed_out;
 };
 
 /* The state of one blocking call (gclient_call, hello). */
@@ -171,18 +158,12 @@ struct gclient_wait {
 
 static int	gclient_lws_cb(struct lws *, enum lws_callback_reasons, void *,
 		    void *, size_t);
-static int	gclient_fd_lws_cb(struct lws *, enum lws_callback_reasons,
-		    void *, void *, size_t);
 static int	gclient_lws_event(struct gclient *, struct lws *,
 		    enum lws_callback_reasons);
 
-#define GCLIENT_FD_PROTOCOL	"rakazo-gclient-fd"
-
-static const struct lws_protocols gclient_protocols[] = {
-	{ PROTO_SUBPROTOCOL, gclient_lws_cb, 0, 0, 0, NULL, 0 },
-	{ GCLIENT_FD_PROTOCOL, gclient_fd_lws_cb, 0, 0, 0, NULL, 0 },
-	{ NULL, NULL, 0, 0, 0, NULL, 0 }
-};
+/* gclient_main()'s loop, for its task's connections. */
+static struct lws_context	*gclient_loop_ctx;
+static struct lws_vhost		*gclient_loop_vh;
 
 /* Named in the vhost our raw connection is adopted into. */
 const struct lws_protocols gclient_protocol = {
@@ -929,9 +910,8 @@ gclient_lws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	if (c == NULL || c->wsi != wsi)
 		return 0;
 	r = gclient_lws_event(c, wsi, reason);
-	/* Attached: tasks waiting on this client recheck their state. */
-	if (c->attached)
-		task_cond_broadcast(&c->cv);
+	/* Tasks waiting on this client recheck their state. */
+	task_cond_broadcast(&c->cv);
 	return r;
 }
 
@@ -960,59 +940,15 @@ gclient_lws_event(struct gclient *c, struct lws *wsi,
 	return 0;
 }
 
-static int
-gclient_fd_lws_cb(struct lws *wsi, enum lws_callback_reasons reason,
-    void *user, void *in, size_t len)
-{
-	struct gclient		*c = lws_get_opaque_user_data(wsi);
-	struct gclient_watch	*w;
-
-	if (c == NULL)
-		return 0;
-	LIST_FOREACH(w, &c->watches, entry)
-		if (w->wsi == wsi)
-			break;
-	if (w == NULL)
-		return 0;
-	switch (reason) {
-	case LWS_CALLBACK_RAW_RX_FILE:
-		w->cb(c, lws_get_socket_fd(wsi), w->arg);
-		break;
-	case LWS_CALLBACK_RAW_CLOSE_FILE:
-		w->wsi = NULL;
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
 /* ---- running the loop --------------------------------------------------- */
 
-static void
-gclient_idle_cb(lws_sorted_usec_list_t *sul)
-{
-	struct gclient	*c = lws_container_of(sul, struct gclient, sul);
-	lws_usec_t	 now = lws_now_usecs(), due;
-
-	due = c->last_activity + c->idle_us;
-	if (now >= due) {
-		c->timed_out = 1;
-		/* Timers run just before lws polls: wake that poll. */
-		lws_cancel_service(c->ctx);
-		return;
-	}
-	lws_sul_schedule(c->ctx, 0, &c->sul, gclient_idle_cb, due - now);
-}
-
 /*
- * Attached: the owner's loop runs; this task waits for the client's
- * callbacks.  Several tasks may wait on one client, each for its own
+ * The owner's loop runs; this task waits for the client's callbacks.  Several tasks may wait on one client, each for its own
  * request, so the idle limit is measured per waiter from the later of its
  * start and the connection's last traffic.
  */
-static int
-gclient_run_task(struct gclient *c, const int *done, int timeout_ms)
+int
+gclient_run(struct gclient *c, const int *done, int timeout_ms)
 {
 	lws_usec_t	 start = lws_now_usecs(), since, now;
 	int64_t		 left = -1;
@@ -1035,50 +971,11 @@ gclient_run_task(struct gclient *c, const int *done, int timeout_ms)
 			}
 		}
 		if (task_cond_wait(&c->cv, left) == ERR_INTERNAL) {
-			gclient_fail(c, ERR_INTERNAL, "an attached client "
-			    "waited outside a task");
+			gclient_fail(c, ERR_INTERNAL, "a client waited "
+			    "outside a task");
 			return c->err;
 		}
 	}
-}
-
-int
-gclient_run(struct gclient *c, const int *done, int timeout_ms)
-{
-	int	 r = ERR_INTERNAL;
-
-	if (c->attached)
-		return gclient_run_task(c, done, timeout_ms);
-	c->timed_out = 0;
-	c->last_activity = lws_now_usecs();
-	if (timeout_ms > 0) {
-		c->idle_us = (lws_usec_t)timeout_ms * 1000;
-		lws_sul_schedule(c->ctx, 0, &c->sul, gclient_idle_cb,
-		    c->idle_us);
-	}
-	for (;;) {
-		if (done != NULL && *done) {
-			r = 0;
-			break;
-		}
-		if (c->err != 0 || c->state == GCLIENT_CLOSED) {
-			r = c->err != 0 ? c->err : ERR_PEER_GONE;
-			break;
-		}
-		if (c->timed_out) {
-			gclient_fail(c, ERR_PEER_GONE, "guestd did not answer "
-			    "within %d ms", timeout_ms);
-			r = c->err;
-			break;
-		}
-		if (lws_service(c->ctx, 0) < 0) {
-			gclient_fail(c, ERR_INTERNAL, "the event loop failed");
-			r = c->err;
-			break;
-		}
-	}
-	lws_sul_cancel(&c->sul);
-	return r;
 }
 
 /* ---- public API --------------------------------------------------------- */
@@ -1281,40 +1178,19 @@ gclient_start(struct gclient *c, const struct addrinfo *ai)
 static void
 gclient_wait_open(struct gclient *c)
 {
-	if (c->attached) {
-		while (c->state == GCLIENT_CONNECTING ||
-		    c->state == GCLIENT_HANDSHAKE)
-			if (task_cond_wait(&c->cv, c->timeout_ms) != 0)
-				break;
-		return;
-	}
-	while ((c->state == GCLIENT_CONNECTING ||
-	    c->state == GCLIENT_HANDSHAKE) && !c->timed_out)
-		if (lws_service(c->ctx, 0) < 0)
+	while (c->state == GCLIENT_CONNECTING ||
+	    c->state == GCLIENT_HANDSHAKE)
+		if (task_cond_wait(&c->cv, c->timeout_ms) != 0)
 			break;
 }
 
 static int
 gclient_open(struct gclient *c, struct errmsg *err)
 {
-	struct lws_context_creation_info	 info;
-	struct addrinfo				 hints, *res = NULL, *ai;
-	char					 port[8];
-	int					 r, e = 0;
+	struct addrinfo		 hints, *res = NULL, *ai;
+	char			 port[8];
+	int			 r, e = 0;
 
-	if (!c->attached) {
-		memset(&info, 0, sizeof(info));
-		info.port = CONTEXT_PORT_NO_LISTEN;
-		info.protocols = gclient_protocols;
-		info.gid = -1;
-		info.uid = -1;
-		c->ctx = lws_create_context(&info);
-		if (c->ctx == NULL ||
-		    (c->vhost = lws_get_vhost_by_name(c->ctx, "default")) ==
-		    NULL)
-			return errmsg_set(err, ERR_INTERNAL, "INTERNAL: cannot "
-			    "create the websocket context");
-	}
 	c->state = GCLIENT_CLOSED;
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
@@ -1327,10 +1203,6 @@ gclient_open(struct gclient *c, struct errmsg *err)
 		res = NULL;
 	}
 	c->last_activity = lws_now_usecs();
-	c->idle_us = (lws_usec_t)c->timeout_ms * 1000;
-	if (!c->attached)
-		lws_sul_schedule(c->ctx, 0, &c->sul, gclient_idle_cb,
-		    c->idle_us);
 	/* Each address in turn while the connect itself is refused. */
 	for (ai = res; ai != NULL && c->err == 0; ai = ai->ai_next) {
 		if (gclient_start(c, ai) != 0) {
@@ -1342,8 +1214,6 @@ gclient_open(struct gclient *c, struct errmsg *err)
 			break;
 		e = c->conn_errno;
 	}
-	if (!c->attached)
-		lws_sul_cancel(&c->sul);
 	if (res != NULL)
 		freeaddrinfo(res);
 	if (c->state == GCLIENT_OPEN)
@@ -1398,15 +1268,13 @@ gclient_connect(struct gclient **out, const struct gclient_opts *o,
 	}
 	c->secret = xstrdup(o->secret);
 	c->secretlen = strlen(c->secret);
-	if (o->vhost != NULL) {
-		if (task_self() == NULL || o->ctx == NULL) {
-			errmsg_set(err, r, "INTERNAL: an attached client "
-			    "connects from a task only");
-			goto out;
-		}
-		c->attached = 1;
-		c->vhost = o->vhost;
-		c->ctx = o->ctx;
+	c->ctx = o->ctx != NULL ? o->ctx : gclient_loop_ctx;
+	c->vhost = o->vhost != NULL ? o->vhost : gclient_loop_vh;
+	if (task_self() == NULL || c->ctx == NULL || c->vhost == NULL) {
+		c->ctx = NULL;
+		errmsg_set(err, r, "INTERNAL: a guestd client connects from "
+		    "a task, on its owner's loop");
+		goto out;
 	}
 	if ((r = gclient_parse_url(c, o->url, err)) != 0)
 		goto out;
@@ -1426,37 +1294,20 @@ void
 gclient_free(struct gclient *c)
 {
 	struct gclient_req	*r;
-	struct gclient_watch	*w;
 
 	if (c == NULL)
 		return;
 	if (c->ctx != NULL)
 		lws_sul_cancel(&c->wsul);
-	if (c->attached) {
-		/* The loop is the owner's: close ours, leave the rest. */
-		if (c->wsi != NULL) {
-			lws_set_opaque_user_data(c->wsi, NULL);
-			lws_set_timeout(c->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT,
-			    LWS_TO_KILL_ASYNC);
-		}
-		LIST_FOREACH(w, &c->watches, entry)
-			if (w->wsi != NULL) {
-				lws_set_opaque_user_data(w->wsi, NULL);
-				lws_set_timeout(w->wsi,
-				    PENDING_TIMEOUT_KILLED_BY_PARENT,
-				    LWS_TO_KILL_ASYNC);
-			}
-	} else if (c->ctx != NULL) {
-		lws_sul_cancel(&c->sul);
-		lws_context_destroy(c->ctx);
+	/* The loop is the owner's: close ours, leave the rest. */
+	if (c->wsi != NULL) {
+		lws_set_opaque_user_data(c->wsi, NULL);
+		lws_set_timeout(c->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT,
+		    LWS_TO_KILL_ASYNC);
 	}
 	while ((r = LIST_FIRST(&c->reqs)) != NULL) {
 		LIST_REMOVE(r, entry);
 		free(r);
-	}
-	while ((w = LIST_FIRST(&c->watches)) != NULL) {
-		LIST_REMOVE(w, entry);
-		free(w);
 	}
 	gclient_queue_free(c);
 	gclient_write_done(c);
@@ -1484,42 +1335,74 @@ gclient_on_event(struct gclient *c, gclient_event_cb cb, void *arg)
 	c->event_arg = arg;
 }
 
-int
-gclient_watch_fd(struct gclient *c, int fd, gclient_fd_cb cb, void *arg)
-{
-	struct gclient_watch	*w;
-	lws_sock_file_fd_type	 u;
-	lws_adopt_desc_t	 ad;
-
-	if (c->wsi == NULL || c->attached) {
-		/* Attached clients have the owner's loop for their fds. */
-		close(fd);
-		return c->attached ? ERR_INTERNAL : ERR_PEER_GONE;
-	}
-	w = xcalloc(1, sizeof(*w));
-	w->cb = cb;
-	w->arg = arg;
-	/* Linked before adoption: lws may call back during the adopt. */
-	LIST_INSERT_HEAD(&c->watches, w, entry);
-	u.filefd = fd;
-	memset(&ad, 0, sizeof(ad));
-	ad.vh = lws_get_vhost(c->wsi);
-	ad.type = LWS_ADOPT_RAW_FILE_DESC;
-	ad.fd = u;
-	ad.vh_prot_name = GCLIENT_FD_PROTOCOL;
-	ad.opaque = c;
-	w->wsi = lws_adopt_descriptor_vhost_via_info(&ad);
-	if (w->wsi == NULL) {
-		/* lws closed fd already. */
-		LIST_REMOVE(w, entry);
-		free(w);
-		return ERR_INTERNAL;
-	}
-	return 0;
-}
-
 const char *
 gclient_error(struct gclient *c)
 {
 	return c->errmsg;
+}
+
+/* ---- a program whose one loop is the client's ---------------------------- */
+
+struct gclient_job {
+	int	(*fn)(int, char **);
+	int	  argc;
+	char	**argv;
+	int	  r;
+	int	  done;
+	struct lws_context *ctx;
+};
+
+static void
+gclient_job_run(void *arg)
+{
+	struct gclient_job	*j = arg;
+
+	j->r = j->fn(j->argc, j->argv);
+	j->done = 1;
+	lws_cancel_service(j->ctx);
+}
+
+int
+gclient_main(int argc, char **argv, int (*fn)(int, char **))
+{
+	static struct lws_protocols		 protos[3];
+	struct lws_context_creation_info	 info;
+	struct gclient_job			 j;
+	struct lws_vhost			*vh;
+
+	protos[0] = gclient_protocol;
+	protos[1] = task_fd_protocol;
+	memset(&protos[2], 0, sizeof protos[2]);
+	memset(&info, 0, sizeof info);
+	info.port = CONTEXT_PORT_NO_LISTEN;
+	info.protocols = protos;
+	info.gid = -1;
+	info.uid = -1;
+	lws_set_log_level(LLL_ERR, NULL);
+	memset(&j, 0, sizeof j);
+	j.fn = fn;
+	j.argc = argc;
+	j.argv = argv;
+	j.r = 1;
+	if ((j.ctx = lws_create_context(&info)) == NULL ||
+	    (vh = lws_get_vhost_by_name(j.ctx, "default")) == NULL) {
+		fprintf(stderr, "%s: cannot create the event loop\n",
+		    argc > 0 ? argv[0] : "gclient");
+		if (j.ctx != NULL)
+			lws_context_destroy(j.ctx);
+		return 1;
+	}
+	gclient_loop_ctx = j.ctx;
+	gclient_loop_vh = vh;
+	task_init(j.ctx, vh);
+	if (task_spawn(gclient_job_run, &j) != 0)
+		j.done = 1;
+	while (!j.done)
+		if (lws_service(j.ctx, 0) < 0)
+			break;
+	/* Tasks still waiting (a watcher of signals) die with the loop. */
+	lws_context_destroy(j.ctx);
+	gclient_loop_ctx = NULL;
+	gclient_loop_vh = NULL;
+	return j.r;
 }

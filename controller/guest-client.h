@@ -2,12 +2,13 @@
  * A client of one guestd over its control channel (man/guestd-protocol.7).
  * Used by `rakazoctl guest ...` and by the controller (rakazoctl serve).
  *
- * Standalone (the CLI), the client runs its own libwebsockets client
- * context.  Attached (rakazoctl serve), it lives on the owner's context
- * and vhost, whose protocol list must hold gclient_protocol, and is used
- * from tasks (task.h) only: gclient_connect(), gclient_run() and
- * gclient_call() then wait by handing the loop back, never by running it,
- * and several tasks may have requests in flight on one client.  Requests
+ * The client lives on its owner's libwebsockets context and vhost, whose
+ * protocol list holds gclient_protocol, and is used from tasks (task.h)
+ * only: gclient_connect(), gclient_run() and gclient_call() wait by
+ * handing the loop back, never by running it, and several tasks may have
+ * requests in flight on one client.  rakazoctl serve's loop is such an
+ * owner; a program with no loop of its own (the CLI, the benches) runs its
+ * body with gclient_main(), which makes one and runs the body as a task.  Requests
  * are asynchronous (callbacks run from the loop); gclient_call() is the
  * waiting convenience for one JSON request/response.  Uploads are pulled
  * from a source callback only when the socket is writable, so a slow guestd
@@ -30,7 +31,10 @@ struct gclient_opts {
 	const char	*url;		/* ws://127.0.0.1:7000 (path /control added) */
 	const char	*secret;	/* bearer secret; copied, wiped on free */
 	int		 timeout_ms;	/* connect + hello; 0 = 10000 */
-	/* Attached mode: both set, vhost lists gclient_protocol. */
+	/*
+	 * The owner's loop; vhost lists gclient_protocol.  NULL: the loop
+	 * of gclient_main().
+	 */
 	struct lws_context *ctx;
 	struct lws_vhost *vhost;
 };
@@ -81,14 +85,6 @@ int	 gclient_upload_resume(struct gclient *c, uint32_t id);
  * passes with nothing happening (0 = no limit).  0 or ERR_*. */
 int	 gclient_run(struct gclient *c, const int *done, int timeout_ms);
 
-/*
- * Watch fd (a signalfd, a self-pipe) from the client's loop: cb runs from
- * gclient_run() whenever fd is readable and must read it.  The client owns
- * fd from then on and closes it in gclient_free().  0 or ERR_*.
- */
-typedef void	(*gclient_fd_cb)(struct gclient *c, int fd, void *arg);
-int	 gclient_watch_fd(struct gclient *c, int fd, gclient_fd_cb cb,
-	    void *arg);
 /* A sentence on why the connection failed or closed (never a secret);
  * "" while all is well. */
 const char *gclient_error(struct gclient *c);
@@ -102,5 +98,12 @@ int	 gclient_call(struct gclient *c, const char *op, json_t *args,
 	    json_t **result, struct errmsg *err);
 /* Map a reply's error object to a code; ERR_INTERNAL for unknown names. */
 int	 gclient_reply_error(json_t *msg, struct errmsg *err);
+
+/*
+ * Run fn(argc, argv) as a task on a loop made for it (gclient_protocol
+ * and task_fd_protocol on its default vhost), and return what fn
+ * returned once it has.  Clients connected with a NULL ctx use this loop.
+ */
+int	 gclient_main(int argc, char **argv, int (*fn)(int, char **));
 
 #endif

@@ -1,9 +1,12 @@
 /*
- * SANDBOX_PROVIDER=fake (P-2): an in-process stand-in for guestd, for tests
- * of controller logic (leases, runs, activity, the API's error paths)
- * without processes or X servers.  It keeps files in memory, echoes exec
- * commands, hands out a 1x1 screenshot whose frame only changes after an
- * act, and enforces fences per bot exactly as guestd does (G-32).
+ * SANDBOX_PROVIDER=fake (P-2): computers without processes or X servers,
+ * for tests of controller logic (leases, runs, activity, the API's error
+ * paths).  The lifecycle marks a computer running or not; its endpoint is
+ * inproc://fake/ID, a guestd stand-in this file serves in the process
+ * (guest.h), so every call takes the path a real guestd's does up to the
+ * transport.  The stand-in keeps files in memory, echoes exec commands,
+ * hands out a 1x1 screenshot whose frame only changes after an act, and
+ * enforces fences per bot exactly as guestd does (G-32).
  */
 #include "autoconf.h"
 
@@ -12,6 +15,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "guest.h"
 #include "provider.h"
 #include "queue-compat.h"
 #include "xmalloc.h"
@@ -251,24 +255,50 @@ fake_dispatch(struct fake_run *u, const char *op, json_t *args,
 	return ERR_UNKNOWN_OP;
 }
 
+/* The stand-in's one entry: c is running (its endpoint said so). */
 static int
-fake_call(struct provider *p, const struct store_computer *c, const char *op,
-    json_t *args, const void *in, size_t inlen, json_t **result, void **out,
+fake_guestd_call(const char *computer, const char *op, json_t *args,
+    const void *in, size_t inlen, json_t **result, void **out,
     size_t *outlen, struct errmsg *err)
 {
 	struct fake_run	*u;
 	int		 r;
 
-	if ((u = fake_run_find(c->id)) == NULL) {
+	if ((u = fake_run_find(computer)) == NULL) {
 		r = ERR_CONNECT;
 		errmsg_set(err, r, "CONNECT_FAILED: the computer is not "
 		    "running");
-	} else if ((r = fake_fence_check(c->id, args, err)) == 0)
+	} else if ((r = fake_fence_check(computer, args, err)) == 0)
 		r = fake_dispatch(u, op, args, in, inlen, result, out, outlen);
 	if (r != 0 && err->msg[0] == '\0')
 		errmsg_set(err, r, "%s: %s", err_name(r), err_message(r));
-	json_decref(args);
 	return r;
+}
+
+static const struct guest_inproc fake_guestd = {
+	.name = "fake",
+	.call = fake_guestd_call,
+};
+
+static int
+fake_init(struct provider *p, struct errmsg *err)
+{
+	guest_inproc_register(&fake_guestd);
+	return 0;
+}
+
+static int
+fake_endpoint(struct provider *p, const struct store_computer *c,
+    struct provider_endpoint *ep, struct errmsg *err)
+{
+	if (fake_run_find(c->id) == NULL)
+		return errmsg_set(err, ERR_CONNECT, "CONNECT_FAILED: the "
+		    "computer is not running");
+	snprintf(ep->control_url, sizeof ep->control_url, "inproc://fake/%s",
+	    c->id);
+	snprintf(ep->secret, sizeof ep->secret, "fake");
+	snprintf(ep->workspace, sizeof ep->workspace, "/");
+	return 0;
 }
 
 static int
@@ -279,9 +309,10 @@ fake_destroy(struct provider *p, struct store_computer *c)
 
 const struct provider_ops provider_fake_ops = {
 	.name = "fake",
+	.init = fake_init,
 	.start = fake_start,
 	.alive = fake_alive,
 	.stop = fake_stop,
 	.destroy = fake_destroy,
-	.call = fake_call,
+	.endpoint = fake_endpoint,
 };

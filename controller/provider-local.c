@@ -22,11 +22,9 @@
  *
  * guestd is started in its own session so it outlives a controller restart;
  * the computer row's ref keeps {pid, port, secret_file, home} and a new
- * controller reconnects to it.  Connections to guestd are cached per
- * computer and shared: every task (task.h) with a request for a computer
- * puts it on the same connection, so a long command on one bot never
- * holds up another bot's observe.  All waits (guestd's readiness, a stop,
- * a reply) hand the loop back instead of blocking it.
+ * controller reconnects to it.  The endpoint is ws://127.0.0.1:PORT with
+ * the secret file's line; guest.h does the talking.  All waits (guestd's
+ * readiness, a stop) hand the loop back instead of blocking it.
  */
 #include "autoconf.h"
 
@@ -50,17 +48,13 @@
 
 #include "err.h"
 #include "log.h"
-#include "proto.h"
 #include "token.h"
-#include "guest-client.h"
 #include "provider.h"
-#include "queue-compat.h"
 #include "task.h"
 #include "xmalloc.h"
 
 #define LOCAL_READY_MS		30000
 #define LOCAL_STOP_MS		5000
-#define LOCAL_CALL_IDLE_MS	600000
 #define LOCAL_SWEEP_TRIES	200
 
 /* The provider's own state (p->impl). */
@@ -68,24 +62,6 @@ struct local_cfg {
 	int	 isolated;		/* a uid per computer */
 	uid_t	 lo, hi;		/* the range, inclusive */
 };
-
-/*
- * One connection to one guestd.  Tasks hold references while they use
- * it; a connection that failed or whose computer stopped is unlinked
- * (dead) and freed by its last user, never under a waiting task.
- */
-struct lconn {
-	char			 id[STORE_ID_MAX];
-	int			 port;
-	struct gclient		*c;
-	int			 refs;
-	int			 connecting;
-	int			 dead;		/* unlinked */
-	struct task_cond	 cv;		/* connecting finished */
-	LIST_ENTRY(lconn)	 entry;		/* in local_conns until dead */
-};
-
-static LIST_HEAD(, lconn) local_conns = LIST_HEAD_INITIALIZER(local_conns);
 
 struct local_ref {
 	long	 pid;
@@ -151,44 +127,6 @@ local_alive(struct provider *p, const struct store_computer *c)
 	if (local_ref_parse(c, &ref) != 0)
 		return 0;
 	return local_pid_alive(ref.pid);
-}
-
-static void
-local_conn_free(struct lconn *l)
-{
-	gclient_free(l->c);
-	free(l);
-}
-
-/* Unlink l; its last user frees it. */
-static void
-local_conn_kill(struct lconn *l)
-{
-	if (l->dead)
-		return;
-	l->dead = 1;
-	LIST_REMOVE(l, entry);
-	if (l->refs == 0)
-		local_conn_free(l);
-}
-
-static void
-local_conn_put(struct lconn *l)
-{
-	if (--l->refs == 0 && l->dead)
-		local_conn_free(l);
-}
-
-/* Forget the cached connections of computer id (it is stopped or gone). */
-static void
-local_conn_drop(const char *id)
-{
-	struct lconn	*l, *next;
-
-	LIST_FOREACH_SAFE(l, &local_conns, entry, next) {
-		if (strcmp(l->id, id) == 0)
-			local_conn_kill(l);
-	}
 }
 
 static int
@@ -722,7 +660,6 @@ local_start(struct provider *p, struct store_computer *c, struct errmsg *err)
 	secret[0] = '\0';
 	if (local_alive(p, c) == 1)
 		return 0;	/* reconnect: it still runs */
-	local_conn_drop(c->id);
 	if ((r = local_admit_start(p, c->id, err)) != 0)
 		goto out;
 	if ((size_t)snprintf(dir, sizeof dir, "%s/computers/%s",
@@ -842,7 +779,6 @@ local_stop(struct provider *p, struct store_computer *c)
 {
 	struct local_ref	 ref;
 
-	local_conn_drop(c->id);
 	if (local_ref_parse(c, &ref) != 0)
 		return 0;
 	if (local_pid_alive(ref.pid)) {
@@ -894,354 +830,30 @@ local_destroy(struct provider *p, struct store_computer *c)
 	return r;
 }
 
-/* ---- calls ---------------------------------------------------------- */
-
-/*
- * One request in flight.  Its body comes from memory (in) or from a
- * streaming source (src); its channel 0 goes to memory (buf) or to a sink.
- */
-struct local_req {
-	int			 done;
-	json_t			*reply;
-	char			*buf;
-	size_t			 len, cap;
-	const uint8_t		*in;
-	size_t			 inlen, inoff;
-	struct provider_src	*src;
-	const struct provider_sink *sink;
-	int			 sink_err;
-	uint64_t		 taken;		/* bytes from src or to sink */
-	struct gclient		*gc;		/* while the upload runs */
-	uint32_t		 id;
-};
-
-static void
-local_on_reply(struct gclient *gc, uint32_t id, json_t *msg, void *arg)
-{
-	struct local_req	*q = arg;
-
-	q->reply = json_incref(msg);
-	q->done = 1;
-}
+/* ---- the endpoint ------------------------------------------------------ */
 
 static int
-local_on_data(struct gclient *gc, uint32_t id, uint8_t ch, const uint8_t *p,
-    size_t n, int end, void *arg)
-{
-	struct local_req	*q = arg;
-
-	if (ch != PROTO_CH_DATA || n == 0)
-		return 0;
-	/*
-	 * A sink that gives up (its HTTP client left) drops this call's
-	 * bytes only: failing here would close a connection other
-	 * requests share.
-	 */
-	if (q->sink != NULL) {
-		q->taken += n;
-		if (q->sink_err == 0)
-			q->sink_err = q->sink->write(q->sink->arg, p, n);
-		return 0;
-	}
-	/* Bounded by what the tool asked for (file.read length, images). */
-	if (q->len + n > 64 * 1024 * 1024)
-		return ERR_TOO_LARGE;
-	if (q->len + n > q->cap) {
-		q->cap = (q->len + n) * 2;
-		q->buf = xrealloc(q->buf, q->cap);
-	}
-	memcpy(q->buf + q->len, p, n);
-	q->len += n;
-	return 0;
-}
-
-static ssize_t
-local_source(void *arg, uint8_t *p, size_t max, int *end)
-{
-	struct local_req	*q = arg;
-	size_t			 n = q->inlen - q->inoff;
-
-	if (n > max)
-		n = max;
-	memcpy(p, q->in + q->inoff, n);
-	q->inoff += n;
-	if (q->inoff == q->inlen)
-		*end = 1;
-	return (ssize_t)n;
-}
-
-/* A streamed body: 0 without end pauses the upload in gclient. */
-static ssize_t
-local_stream_source(void *arg, uint8_t *p, size_t max, int *end)
-{
-	struct local_req	*q = arg;
-	ssize_t			 n;
-
-	n = q->src->read(q->src->arg, p, max, end);
-	if (n > 0)
-		q->taken += (uint64_t)n;
-	return n;
-}
-
-/* provider_src.ready: the source has bytes again. */
-static void
-local_stream_ready(void *arg)
-{
-	struct local_req	*q = arg;
-
-	if (q->gc != NULL && q->id != 0)
-		(void)gclient_upload_resume(q->gc, q->id);
-}
-
-static int
-local_connect(struct provider *p, const struct store_computer *c,
-    struct gclient **out, struct errmsg *err)
+local_endpoint(struct provider *p, const struct store_computer *c,
+    struct provider_endpoint *ep, struct errmsg *err)
 {
 	struct local_ref	 ref;
-	struct gclient_opts	 o;
-	char			 url[64], secret[SECRET_MAX + 1];
 	int			 r;
 
-	*out = NULL;
 	if (local_ref_parse(c, &ref) != 0)
 		return errmsg_set(err, ERR_CONNECT, "the computer is not "
 		    "running");
-	if ((r = token_read_file(ref.secret_file, secret, sizeof secret,
-	    1)) != 0) {
-		errmsg_set(err, r, "cannot read the computer's secret");
-		return r;
-	}
-	snprintf(url, sizeof url, "ws://127.0.0.1:%d", ref.port);
-	memset(&o, 0, sizeof o);
-	o.url = url;
-	o.secret = secret;
-	o.timeout_ms = 10000;
-	o.ctx = p->cfg.ctx;
-	o.vhost = p->cfg.vhost;
-	r = gclient_connect(out, &o, err);
-	token_wipe(secret, sizeof secret);
-	return r;
-}
-
-/*
- * A referenced, connected connection to c's guestd, created on first use.
- * One task connects; the others wait for its outcome.  *fresh (may be
- * NULL) says whether it was opened now rather than found open.
- */
-static int
-local_conn_get(struct provider *p, const struct store_computer *c,
-    struct lconn **out, int *fresh, struct errmsg *err)
-{
-	struct local_ref	 ref;
-	struct lconn		*l;
-	int			 r;
-
-	*out = NULL;
-	(void)local_ref_parse(c, &ref);
-	LIST_FOREACH(l, &local_conns, entry)
-		if (strcmp(l->id, c->id) == 0 && l->port == ref.port)
-			break;
-	if (l == NULL) {
-		l = xcalloc(1, sizeof *l);
-		snprintf(l->id, sizeof l->id, "%s", c->id);
-		l->port = ref.port;
-		LIST_INSERT_HEAD(&local_conns, l, entry);
-	}
-	l->refs++;
-	/* Opened by this call (or one it waited for): it cannot be stale. */
-	if (fresh != NULL)
-		*fresh = l->c == NULL;
-	while (l->connecting)
-		(void)task_cond_wait(&l->cv, -1);
-	if (l->c == NULL && !l->dead) {
-		l->connecting = 1;
-		r = local_connect(p, c, &l->c, err);
-		l->connecting = 0;
-		task_cond_broadcast(&l->cv);
-		if (r != 0) {
-			l->refs--;
-			local_conn_kill(l);	/* frees it without users */
-			return r;
-		}
-	}
-	if (l->c == NULL) {
-		errmsg_set(err, ERR_PEER_GONE, "the connection to guestd "
-		    "failed");
-		local_conn_put(l);
-		return ERR_PEER_GONE;
-	}
-	*out = l;
-	return 0;
-}
-
-static int
-local_call_once(struct provider *p, const struct store_computer *c,
-    const char *op, json_t *args, struct local_req *q, int *fresh,
-    struct errmsg *err)
-{
-	struct lconn	*l;
-	uint32_t	 id;
-	int		 r = 0;
-
-	if ((r = local_conn_get(p, c, &l, fresh, err)) != 0) {
-		json_decref(args);
-		return r;
-	}
-	id = gclient_request(l->c, op, args, local_on_reply, local_on_data,
-	    q);
-	if (id == 0) {
-		r = errmsg_set(err, ERR_PEER_GONE, "%s", gclient_error(l->c));
-	} else if (q->src != NULL) {
-		q->gc = l->c;
-		q->id = id;
-		q->src->ready = local_stream_ready;
-		q->src->ready_arg = q;
-		r = gclient_upload(l->c, id, local_stream_source, q);
-	} else if (q->in != NULL)
-		r = gclient_upload(l->c, id, local_source, q);
-	if (r == 0 && id != 0 &&
-	    (r = gclient_run(l->c, &q->done, LOCAL_CALL_IDLE_MS)) != 0)
-		errmsg_set(err, r, "%s", gclient_error(l->c));
-	/* The source outlives the call; the connection may not. */
-	if (q->src != NULL) {
-		q->src->ready = NULL;
-		q->src->ready_arg = NULL;
-	}
-	q->gc = NULL;
-	q->id = 0;
-	/* A connection that failed is nobody's any more. */
-	if (r != 0 && q->reply == NULL) {
-		if (id != 0)
-			gclient_forget(l->c, id);
-		l->refs--;
-		local_conn_kill(l);	/* frees it without users */
-	} else
-		local_conn_put(l);
-	return r;
-}
-
-/* Reset q for another try, keeping what the caller gave. */
-static void
-local_req_retry(struct local_req *q)
-{
-	struct local_req	 keep = *q;
-
-	free(q->buf);
-	memset(q, 0, sizeof *q);
-	q->in = keep.in;
-	q->inlen = keep.inlen;
-	q->src = keep.src;
-	q->sink = keep.sink;
-}
-
-/* Run q (args stolen) and turn its reply into *result or an error. */
-static int
-local_call_req(struct provider *p, const struct store_computer *c,
-    const char *op, json_t *args, struct local_req *q, json_t **result,
-    struct errmsg *err)
-{
-	int	 r, fresh;
-
-	json_incref(args);
-	r = local_call_once(p, c, op, args, q, &fresh, err);
-	/*
-	 * A cached connection may have died with an old guestd: once more,
-	 * if nothing of the body was consumed and nothing came back.
-	 */
-	if (r != 0 && !fresh && q->reply == NULL && q->inoff == 0 &&
-	    q->taken == 0 && q->len == 0) {
-		local_req_retry(q);
-		json_incref(args);
-		r = local_call_once(p, c, op, args, q, &fresh, err);
-	}
-	json_decref(args);
-	if (r != 0)
-		return r;
-	if (!json_is_true(json_object_get(q->reply, "ok")))
-		return gclient_reply_error(q->reply, err);
-	*result = json_incref(json_object_get(q->reply, "result"));
-	if (*result == NULL)
-		*result = json_object();
-	return 0;
-}
-
-static int
-local_call(struct provider *p, const struct store_computer *c, const char *op,
-    json_t *args, const void *in, size_t inlen, json_t **result, void **out,
-    size_t *outlen, struct errmsg *err)
-{
-	struct local_req	 q;
-	int			 r;
-
-	memset(&q, 0, sizeof q);
-	q.in = in;
-	q.inlen = inlen;
-	r = local_call_req(p, c, op, args, &q, result, err);
-	if (r == 0 && out != NULL) {
-		*out = q.buf;
-		*outlen = q.len;
-		q.buf = NULL;
-	}
-	free(q.buf);
-	json_decref(q.reply);
-	return r;
-}
-
-static int
-local_call_upload(struct provider *p, const struct store_computer *c,
-    const char *op, json_t *args, struct provider_src *src, json_t **result,
-    struct errmsg *err)
-{
-	struct local_req	 q;
-	int			 r;
-
-	memset(&q, 0, sizeof q);
-	q.src = src;
-	r = local_call_req(p, c, op, args, &q, result, err);
-	free(q.buf);
-	json_decref(q.reply);
-	return r;
-}
-
-static int
-local_call_download(struct provider *p, const struct store_computer *c,
-    const char *op, json_t *args, const struct provider_sink *sink,
-    json_t **result, struct errmsg *err)
-{
-	struct local_req	 q;
-	int			 r;
-
-	memset(&q, 0, sizeof q);
-	q.sink = sink;
-	r = local_call_req(p, c, op, args, &q, result, err);
-	free(q.buf);
-	json_decref(q.reply);
-	return r;
-}
-
-/* The gateway port comes from guestd's hello (G-13: one port). */
-static int
-local_gateway(struct provider *p, const struct store_computer *c,
-    char *hostport, size_t len)
-{
-	struct lconn	*l;
-	struct errmsg	 err;
-	json_int_t	 port = 0;
-	int		 r;
-
-	if ((r = local_conn_get(p, c, &l, NULL, &err)) != 0)
-		return r;
-	port = json_integer_value(json_object_get(gclient_hello(l->c),
-	    "gateway_port"));
-	local_conn_put(l);
-	if (port <= 0 || port > 65535)
-		return ERR_NOT_FOUND;
-	snprintf(hostport, len, "127.0.0.1:%d", (int)port);
+	if ((r = token_read_file(ref.secret_file, ep->secret,
+	    sizeof ep->secret, 1)) != 0)
+		return errmsg_set(err, r, "cannot read the computer's secret");
+	snprintf(ep->control_url, sizeof ep->control_url,
+	    "ws://127.0.0.1:%d", ref.port);
+	/* The gateway: the port guestd's hello names, on loopback. */
+	ep->gateway[0] = '\0';
+	snprintf(ep->workspace, sizeof ep->workspace, "%s", ref.home);
 	return 0;
 }
 
 const struct provider_ops provider_local_ops = {
-	.gateway = local_gateway,
 	.name = "local",
 	.init = local_init,
 	.free = local_free,
@@ -1251,7 +863,5 @@ const struct provider_ops provider_local_ops = {
 	.alive = local_alive,
 	.stop = local_stop,
 	.destroy = local_destroy,
-	.call = local_call,
-	.call_upload = local_call_upload,
-	.call_download = local_call_download,
+	.endpoint = local_endpoint,
 };

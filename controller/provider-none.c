@@ -30,11 +30,9 @@ none_stop(struct provider *p, struct store_computer *c)
 }
 
 static int
-none_call(struct provider *p, const struct store_computer *c, const char *op,
-    json_t *args, const void *in, size_t inlen, json_t **result, void **out,
-    size_t *outlen, struct errmsg *err)
+none_endpoint(struct provider *p, const struct store_computer *c,
+    struct provider_endpoint *ep, struct errmsg *err)
 {
-	json_decref(args);
 	return errmsg_set(err, ERR_COMPUTERS_DISABLED, "%s",
 	    err_message(ERR_COMPUTERS_DISABLED));
 }
@@ -45,5 +43,5 @@ const struct provider_ops provider_none_ops = {
 	.alive = none_alive,
 	.stop = none_stop,
 	.destroy = none_stop,
-	.call = none_call,
+	.endpoint = none_endpoint,
 };

@@ -1,11 +1,14 @@
 /*
- * Providers (doc/DESIGN.md P-1, P-2).  Because guestd implements desktop, exec
- * and files the same way everywhere, a provider only supplies the lifecycle
- * (start or reconnect, stop, destroy, is it alive) and a way to reach its
- * guestd; provider_call() is that way, one control-channel request with an
- * optional upload and download.  SANDBOX_PROVIDER picks the table: local
- * (guestd as a child process), fake (in-process, for tests of controller
- * logic) and none (computers disabled).
+ * Providers (doc/DESIGN.md P-1, P-2).  Because guestd implements desktop,
+ * exec and files the same way everywhere, a provider answers lifecycle
+ * only: create or reconnect, is it alive, stop, destroy; and, for a
+ * running computer, its endpoint: where its guestd's control channel
+ * listens, the secret it takes, where its screen gateway is reached from
+ * here and where its workspace lies.  Talking to guestd is guest.h's, the
+ * same for every provider: no provider is on a request's path.
+ * SANDBOX_PROVIDER picks the table: local (guestd as a child process),
+ * docker (a container per computer), fake (an in-process guestd stand-in,
+ * for tests of controller logic) and none (computers disabled).
  *
  * A computer's provider reference (pid, port, secret file) lives in the
  * computer row's ref as JSON: a restarted controller reads it back and
@@ -17,11 +20,13 @@
 
 #include <sys/types.h>
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
 
 #include "store.h"
+#include "token.h"
 
 struct errmsg;
 
@@ -39,37 +44,38 @@ struct provider_config {
 	const char	*uid_range;
 	/* Local, one shared user: accept more than one computer anyway. */
 	int		 allow_shared_user;
-	/* The serve loop guestd clients attach to (guest-client.h). */
+	/* Docker: DOCKER_HOST (unix://PATH), the image and its tag. */
+	const char	*docker_host;
+	const char	*image;
+	const char	*image_tag;
+	/* Docker: "bind" (DATA_DIR/computers/<id>/home) or "volume". */
+	const char	*docker_home;
+	/* Docker: CPUs ("1.5"), memory bytes (0: none), pids (0: none). */
+	const char	*docker_cpus;
+	int64_t		 docker_memory;
+	int64_t		 docker_pids;
+	/* The serve loop (a provider's own I/O, e.g. its engine's API). */
 	struct lws_context *ctx;
 	struct lws_vhost *vhost;
 };
 
 struct provider;
 
-/*
- * A request body streamed to guestd (provider_call_upload).  read() runs
- * on the loop and never waits: it copies up to max bytes and returns the
- * count, sets *end with the last bytes (the count may be 0 then), or
- * returns 0 when nothing is there yet.  After such a 0 the source's owner
- * calls ready(ready_arg), which the provider sets while the call runs,
- * once bytes or the end arrived.  A source whose producer left ends the
- * body early: guestd refuses a body shorter than its announced size.
- */
-struct provider_src {
-	ssize_t	(*read)(void *arg, uint8_t *p, size_t max, int *end);
-	void	*arg;
-	void	(*ready)(void *ready_arg);
-	void	*ready_arg;
-};
+#define PROVIDER_URL_MAX	256
 
 /*
- * Channel 0 bytes of a call, handed over as they arrive (on the loop).
- * write() returns 0, or ERR_* to drop the rest of this call's bytes (the
- * call itself still runs to its reply).
+ * Where a running computer's guestd is reached (provider_endpoint).
+ * control_url: ws://HOST:PORT of the control channel, or
+ * inproc://NAME/COMPUTER for a stand-in served in this process
+ * (guest.h).  gateway: HOST:PORT of the screen gateway (G-13) as seen from
+ * here, or "" when it is the port guestd's hello names on the control
+ * URL's host.  The secret is wiped with provider_endpoint_wipe().
  */
-struct provider_sink {
-	int	(*write)(void *arg, const uint8_t *p, size_t n);
-	void	*arg;
+struct provider_endpoint {
+	char	control_url[PROVIDER_URL_MAX];
+	char	secret[SECRET_MAX + 1];
+	char	gateway[PROVIDER_URL_MAX];
+	char	workspace[PATH_MAX];
 };
 
 struct provider_ops {
@@ -78,9 +84,15 @@ struct provider_ops {
 	int	(*init)(struct provider *, struct errmsg *err);
 	/*
 	 * Optional: how computers are kept apart ("uid": a user each;
-	 * "shared-user": one user for all), for /internal/health.
+	 * "shared-user": one user for all; "container"), for
+	 * /internal/health.
 	 */
 	const char *(*isolation)(struct provider *);
+	/*
+	 * Optional: is the provider's machinery there (an engine's socket
+	 * answers)?  0, or ERR_* with a sentence for /internal/health.
+	 */
+	int	(*check)(struct provider *, struct errmsg *err);
 	/*
 	 * Optional: may computer id (about to be created) exist beside the
 	 * computers in s?  0, or ERR_* with a sentence in err.
@@ -95,33 +107,10 @@ struct provider_ops {
 	int	(*stop)(struct provider *, struct store_computer *c);
 	/* Stop and remove the computer's workspace. */
 	int	(*destroy)(struct provider *, struct store_computer *c);
-	/*
-	 * One guestd request: args stolen; in/inlen uploaded as the body
-	 * when in != NULL; channel 0 bytes come back in *out (malloc'd,
-	 * when out != NULL).  An error reply returns its code with
-	 * "CODE: message" in err.
-	 */
-	int	(*call)(struct provider *, const struct store_computer *c,
-	    const char *op, json_t *args, const void *in, size_t inlen,
-	    json_t **result, void **out, size_t *outlen, struct errmsg *err);
-	/*
-	 * Optional streaming forms of call: the body pulled from src, or
-	 * channel 0 handed to sink; memory stays bounded by the source and
-	 * the sink.  Without them provider_call_upload()/_download() buffer
-	 * the whole body (fake and none only: tests and refusals).
-	 */
-	int	(*call_upload)(struct provider *,
-		    const struct store_computer *c, const char *op,
-		    json_t *args, struct provider_src *src, json_t **result,
-		    struct errmsg *err);
-	int	(*call_download)(struct provider *,
-		    const struct store_computer *c, const char *op,
-		    json_t *args, const struct provider_sink *sink,
-		    json_t **result, struct errmsg *err);
+	/* Where c's guestd is reached (c started).  0 or ERR_* (err). */
+	int	(*endpoint)(struct provider *, const struct store_computer *c,
+		    struct provider_endpoint *ep, struct errmsg *err);
 	void	(*free)(struct provider *);
-	/* "HOST:PORT" of the computer's screen gateway (G-13), or ERR_*. */
-	int	(*gateway)(struct provider *, const struct store_computer *c,
-		    char *hostport, size_t len);
 };
 
 struct provider {
@@ -133,35 +122,33 @@ struct provider {
 extern const struct provider_ops	provider_local_ops;
 extern const struct provider_ops	provider_fake_ops;
 extern const struct provider_ops	provider_none_ops;
+extern const struct provider_ops	provider_docker_ops;
 
 /* Provider by name; ERR_CONFIG with a sentence for an unknown one. */
 int	provider_new(struct provider **out, const char *name,
 	    const struct provider_config *cfg, struct errmsg *err);
 void	provider_free(struct provider *p);
 const char *provider_name(const struct provider *p);
-/* "uid", "shared-user", or NULL when the provider does not say. */
+/* "uid", "shared-user", "container", or NULL when it does not say. */
 const char *provider_isolation(struct provider *p);
+/* Is the provider's machinery there?  0 or ERR_* (err). */
+int	provider_check(struct provider *p, struct errmsg *err);
 /* May computer id be created beside those in s?  0 or ERR_* (err). */
 int	provider_admit(struct provider *p, struct store *s, const char *id,
 	    struct errmsg *err);
 
+/*
+ * Lifecycle.  Each one that changes where a computer is reached makes
+ * guest.h forget the computer's connections.
+ */
 int	provider_start(struct provider *p, struct store_computer *c,
 	    struct errmsg *err);
 int	provider_alive(struct provider *p, const struct store_computer *c);
 int	provider_stop(struct provider *p, struct store_computer *c);
 int	provider_destroy(struct provider *p, struct store_computer *c);
-int	provider_gateway(struct provider *p, const struct store_computer *c,
-	    char *hostport, size_t len);
-int	provider_call(struct provider *p, const struct store_computer *c,
-	    const char *op, json_t *args, const void *in, size_t inlen,
-	    json_t **result, void **out, size_t *outlen, struct errmsg *err);
-/* From a task: one request whose body comes from src; args stolen. */
-int	provider_call_upload(struct provider *p,
-	    const struct store_computer *c, const char *op, json_t *args,
-	    struct provider_src *src, json_t **result, struct errmsg *err);
-/* From a task: one request whose channel 0 goes to sink; args stolen. */
-int	provider_call_download(struct provider *p,
-    const struct store_computer *c, const char *op, json_t *args,
-    const struct provider_sink *sink, json_t **result, struct errmsg *err);
+/* c's endpoint; ep is zeroed first.  0 or ERR_* (err). */
+int	provider_endpoint(struct provider *p, const struct store_computer *c,
+	    struct provider_endpoint *ep, struct errmsg *err);
+void	provider_endpoint_wipe(struct provider_endpoint *ep);
 
 #endif

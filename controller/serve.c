@@ -73,6 +73,7 @@
 #include "api.h"
 #include "cli.h"
 #include "guest-client.h"
+#include "guest.h"
 #include "provider.h"
 #include "run-record.h"
 #include "serve-req.h"
@@ -1093,6 +1094,7 @@ serve_loop_new(void)
 	if ((serve_inner = lws_create_vhost(serve_ctx, &info)) == NULL)
 		return ERR_INTERNAL;
 	task_init(serve_ctx, serve_inner);
+	guest_init(serve_ctx, serve_inner);
 	return 0;
 }
 
@@ -1142,6 +1144,36 @@ serve_write_ready(const char *path, int port)
 	return r;
 }
 
+struct serve_first {
+	int	 r, changed, done;
+};
+
+static void
+serve_first_task(void *arg)
+{
+	struct serve_first	*f = arg;
+
+	f->r = sweep_reconcile(&serve_api, &f->changed);
+	f->done = 1;
+	lws_cancel_service(serve_ctx);
+}
+
+/* The start-up reconciler, run to its end on the loop (nothing listens). */
+static int
+serve_reconcile_first(int *changed)
+{
+	struct serve_first	 f;
+
+	memset(&f, 0, sizeof f);
+	if ((f.r = task_spawn(serve_first_task, &f)) != 0)
+		return f.r;
+	while (!f.done)
+		if (lws_service(serve_ctx, 0) < 0)
+			return ERR_INTERNAL;
+	*changed = f.changed;
+	return f.r;
+}
+
 static int
 serve_main(int argc, char **argv)
 {
@@ -1151,6 +1183,11 @@ serve_main(int argc, char **argv)
 	const char	*ready = NULL, *level = "info";
 	const char	*uid_range = "200000-299999", *store_url = NULL;
 	char		*store_copy = NULL;
+	const char	*docker_host = "unix:///var/run/docker.sock";
+	const char	*image = "rakazo-computer", *image_tag = "latest";
+	const char	*docker_home = "bind", *docker_cpus = "2";
+	uint64_t	 docker_memory = 2ULL << 30;
+	int64_t		 docker_pids = 1024;
 	int64_t		 idle_ms = 1800000, reconcile_ms = 30000;
 	int64_t		 body_ms = 30000, header_ms = SERVE_HEADER_MS;
 	int64_t		 home_keep = CHECKPOINT_KEEP_DEFAULT;
@@ -1166,7 +1203,7 @@ serve_main(int argc, char **argv)
 		{ "token-file", "RAKAZO_API_TOKEN_FILE", CONFIG_STR,
 		  &token_file, 0, 0, "bearer token file (mode 0600)" },
 		{ "provider", "SANDBOX_PROVIDER", CONFIG_STR, &provider, 0, 0,
-		  "local, fake or none" },
+		  "local, docker, fake or none" },
 		{ "idle-ms", "SANDBOX_IDLE_MS", CONFIG_INT, &idle_ms, 0,
 		  INT64_C(1) << 40, "stop idle computers after (0: never)" },
 		{ "reconcile-ms", "RAKAZO_RECONCILE_MS", CONFIG_INT,
@@ -1186,6 +1223,23 @@ serve_main(int argc, char **argv)
 		{ "allow-shared-user", "RAKAZO_ALLOW_SHARED_USER",
 		  CONFIG_BOOL, &shared_ok, 0, 0, "accept several local "
 		  "computers running as one user (not isolated)" },
+		{ "docker-host", "DOCKER_HOST", CONFIG_STR, &docker_host, 0,
+		  0, "docker: the engine's socket (unix:///var/run/"
+		  "docker.sock)" },
+		{ "image", "RAKAZO_COMPUTER_IMAGE", CONFIG_STR, &image, 0, 0,
+		  "docker: the computer image (rakazo-computer)" },
+		{ "image-tag", "RAKAZO_COMPUTER_IMAGE_TAG", CONFIG_STR,
+		  &image_tag, 0, 0, "docker: its tag (latest)" },
+		{ "docker-home", "DOCKER_HOME", CONFIG_STR, &docker_home, 0, 0,
+		  "docker: bind (a directory of DATA_DIR) or volume" },
+		{ "docker-cpus", "DOCKER_CPUS", CONFIG_STR, &docker_cpus, 0, 0,
+		  "docker: CPUs per computer (2)" },
+		{ "docker-memory", "DOCKER_MEMORY", CONFIG_SIZE,
+		  &docker_memory, 0, INT64_C(1) << 50, "docker: memory per "
+		  "computer (2G; 0: no limit)" },
+		{ "docker-pids", "DOCKER_PIDS_LIMIT", CONFIG_INT, &docker_pids,
+		  0, 1 << 22, "docker: processes per computer (1024; 0: no "
+		  "limit)" },
 		{ "home-keep", "HOME_KEEP_REVISIONS", CONFIG_INT, &home_keep,
 		  1, 1000, "home revisions kept per computer (default 3)" },
 		{ "attach-max", "ATTACHMENT_MAX_BYTES", CONFIG_INT,
@@ -1279,6 +1333,13 @@ serve_main(int argc, char **argv)
 	pc.guest_user = guest_user;
 	pc.uid_range = uid_range;
 	pc.allow_shared_user = shared_ok != 0;
+	pc.docker_host = docker_host;
+	pc.image = image;
+	pc.image_tag = image_tag;
+	pc.docker_home = docker_home;
+	pc.docker_cpus = docker_cpus;
+	pc.docker_memory = (int64_t)docker_memory;
+	pc.docker_pids = docker_pids;
 	pc.ctx = serve_ctx;
 	pc.vhost = serve_inner;
 	if (provider_new(&prov, provider, &pc, &err) != 0) {
@@ -1308,8 +1369,11 @@ serve_main(int argc, char **argv)
 	serve_body_ms = body_ms;
 	if (idle_ms > 0 && idle_ms / 4 < serve_tick_ms)
 		serve_tick_ms = idle_ms / 4 > 100 ? idle_ms / 4 : 100;
-	/* C-7: rows match reality before the first request. */
-	if ((r = sweep_reconcile(&serve_api, &changed)) != 0) {
+	/*
+	 * C-7: rows match reality before the first request.  In a task,
+	 * as every later sweep: a provider may wait for its engine.
+	 */
+	if ((r = serve_reconcile_first(&changed)) != 0) {
 		cli_error("%s: the start-up reconciler failed", err_name(r));
 		goto out;
 	}
@@ -1381,5 +1445,5 @@ out:
 
 const struct cli_cmd cli_serve_entry = {
 	"serve", "--data-dir DIR --token-file F [--listen ADDR:PORT] "
-	    "[--provider local|fake|none]", serve_main
+	    "[--provider local|docker|fake|none]", serve_main
 };

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "guest.h"
 #include "json.h"
 #include "tool.h"
 #include "tool-observe.h"
@@ -26,7 +27,7 @@ screen_url_add(struct tool_ctx *t, json_t *res)
 	char		 gw[300];
 
 	if (tok == NULL || strlen(tok) > 128 ||
-	    provider_gateway(t->prov, t->computer, gw, sizeof gw) != 0)
+	    guest_gateway(t->prov, t->computer, gw, sizeof gw) != 0)
 		return;
 	json_object_set_new(res, "url", json_sprintf("ws://%s/screen/%s", gw,
 	    tok));

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "guest.h"
 #include "json.h"
 #include "tool.h"
 #include "xmalloc.h"
@@ -79,7 +80,7 @@ tool_guest(struct tool_ctx *t, const char *op, json_t *args, int fenced,
 	json_object_set_new(args, "bot", json_string(t->bot));
 	if (fenced)
 		json_object_set_new(args, "fence", json_integer(t->fence));
-	return provider_call(t->prov, t->computer, op, args, in, inlen,
+	return guest_call(t->prov, t->computer, op, args, in, inlen,
 	    result, out, outlen, err);
 }
 

@@ -228,8 +228,8 @@ shot_once(struct gclient *gc, struct shot *s, const char *op, json_t *args)
 	return json_is_true(json_object_get(s->reply, "ok")) ? 0 : 1;
 }
 
-int
-main(int argc, char **argv)
+static int
+display_shot_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "url", required_argument, NULL, 'u' },
@@ -348,4 +348,11 @@ out:
 	free(times);
 	free((char *)o.secret);
 	return rc;
+}
+
+/* The body is a task on the client's loop (guest-client.h). */
+int
+main(int argc, char **argv)
+{
+	return gclient_main(argc, argv, display_shot_main);
 }

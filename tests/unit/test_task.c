@@ -1,10 +1,11 @@
 /*
  * Tasks (controller/task.c) on a real lws loop: scheduling order, timers,
- * conditions, mutexes, waits on descriptors and processes, deep stacks,
- * the task limit, and refusals outside a task.
+ * conditions, mutexes, waits on descriptors (readable, writable) and
+ * processes, deep stacks, the task limit, and refusals outside a task.
  */
 #include "autoconf.h"
 
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <setjmp.h>
@@ -369,6 +370,51 @@ test_wait_fds_which(void **state)
 	close(pipe2fd[1]);
 }
 
+/*
+ * task_wait_fd_out: a socket whose send buffer is full (and that has
+ * nothing to read) waits; drained, it is writable.
+ */
+static int	 spfd[2];
+
+static void
+t_drain(void *arg)
+{
+	char	 b[65536];
+
+	(void)arg;
+	while (read(spfd[1], b, sizeof b) > 0)
+		;
+	mark('d');
+}
+
+static void
+t_writable(void *arg)
+{
+	char	 b[4096];
+
+	(void)arg;
+	memset(b, 'x', sizeof b);
+	while (write(spfd[0], b, sizeof b) > 0)
+		;
+	assert_int_equal(task_wait_fd_out(spfd[0], 20), ERR_TIMEOUT);
+	assert_int_equal(task_spawn(t_drain, NULL), 0);
+	assert_int_equal(task_wait_fd_out(spfd[0], 5000), 0);
+	mark('w');
+}
+
+static void
+test_wait_fd_out(void **state)
+{
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0,
+	    spfd), 0);
+	assert_int_equal(task_spawn(t_writable, NULL), 0);
+	run_all();
+	assert_string_equal(trace, "dw");
+	close(spfd[0]);
+	close(spfd[1]);
+}
+
 static pid_t	 child;
 
 static void
@@ -481,6 +527,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_keep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_fds_which, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_wait_fd_out, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_wait_pid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deep_stack, setup,
