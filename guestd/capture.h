@@ -52,6 +52,16 @@ const uint8_t *capture_pixels(const struct capture *cap, int *w, int *h,
  */
 void	 capture_damage_since(const struct capture *cap, uint64_t since,
 	    struct capture_box *box);
+/*
+ * An encoder reads the framebuffer's rows off the loop: while held, the
+ * grabs damage would cause wait (the damage is kept and grabbed once the
+ * last hold is released: the next frame follows the encoder's pace), and
+ * a capture_free meanwhile leaves the pixels mapped until then.
+ * capture_sync still grabs: what an encoder then reads may mix two
+ * frames, and the rows it mixed are reported as damage again.
+ */
+void	 capture_hold(struct capture *cap);
+void	 capture_release(struct capture *cap);
 /* Pointer position (a round trip).  0 or ERR_*. */
 int	 capture_cursor(struct capture *cap, int *x, int *y);
 /* The Xlib display, for input injection on the same connection. */
