@@ -32,16 +32,21 @@
 #define ENCODE_PNG_ROWS		16	/* filtered rows per deflate call */
 #define ENCODE_PNG_LEVEL	1
 
+/*
+ * A band per idle worker: on a busy pool (several viewers, an observe at
+ * once) more bands only add headers, wakeups and queueing, no speed.
+ */
 int
 encode_bands(int w, int h)
 {
-	int	n = WORKER_POOL_THREADS;
+	int	n;
 
 	if ((long)w * h < ENCODE_SPLIT_PIXELS || h < 2 * ENCODE_MCU_ROWS)
 		return 1;
+	n = (int)worker_pool_idle();
 	if (n > ENCODE_BANDS_MAX)
 		n = ENCODE_BANDS_MAX;
-	return n;
+	return n < 1 ? 1 : n;
 }
 
 /* ---- JPEG ---------------------------------------------------------------- */
