@@ -80,6 +80,10 @@
 #define CAPTURE_SCROLL_SAMPLES	12
 #define CAPTURE_SCROLL_AMBIG	4
 #define CAPTURE_SCROLL_CANDS	32
+/* Frames changed without a sign of a scroll before hashing stops; then
+ * after this many frames not hashed, one is. */
+#define CAPTURE_HASH_QUIET	3
+#define CAPTURE_HASH_SKIPS	3
 
 struct capture {
 	Display			*dpy;
@@ -98,6 +102,9 @@ struct capture {
 	/* While copy_cb is set: tile hashes of every row (h x ntiles), and
 	 * row signatures of the boxes looked at (old ones, then one new). */
 	uint64_t		*rowhash;
+	uint8_t			*stale;		/* per row: rowhash is old */
+	int			 quiet;		/* frames without a scroll sign */
+	int			 skips;		/* frames not hashed in a row */
 	int			 ntiles;
 	uint64_t		*sig;
 	int			 fixes_event;
@@ -285,6 +292,7 @@ capture_grab_rows(struct capture *cap, int y, int h)
 /* ---- scrolls ------------------------------------------------------------ */
 
 #define CAPTURE_HASH_K	0xff51afd7ed558ccdULL
+#define CAPTURE_STALE_SIG	0xc4ceb9fe1a85ec53ULL
 
 static inline uint64_t
 capture_mix(uint64_t h, uint64_t w)
@@ -397,6 +405,10 @@ capture_hash_rows(struct capture *cap, int y, int h)
 {
 #ifdef CAPTURE_HAVE_CRC32C
 	static int	crc = -1;
+#endif
+
+	memset(cap->stale + y, 0, (size_t)h);
+#ifdef CAPTURE_HAVE_CRC32C
 
 	if (crc == -1)
 		crc = __builtin_cpu_supports("sse4.2") ? 1 : 0;
@@ -432,6 +444,12 @@ capture_box_sigs(const struct capture *cap, const struct capture_box *b,
 	int		 r, t;
 
 	for (r = 0; r < b->h; r++) {
+		/* A row not hashed since it changed matches nothing (but by
+		 * chance, 2^-64). */
+		if (cap->stale[b->y + r]) {
+			sig[r] = capture_mix(CAPTURE_STALE_SIG, (uint64_t)r);
+			continue;
+		}
 		th = cap->rowhash + (size_t)(b->y + r) * (size_t)cap->ntiles;
 		a = (uint64_t)(t2 - t1);
 		for (t = t1; t < t2; t++)
@@ -516,6 +534,38 @@ capture_scroll_find(const uint64_t *old, const uint64_t *cur, int h, int *d,
 }
 
 /*
+ * Whether box b of the frame just grabbed may have scrolled, from a few
+ * of its rows hashed now (they stay hashed) against the signatures of
+ * all its rows before (old): 1 when a sampled row is found elsewhere in
+ * old (a shift, or a blank row: worth hashing the rest), 0 when none is,
+ * -1 when most of old is stale (not hashed since it changed: no answer).
+ */
+static int
+capture_box_may_scroll(struct capture *cap, const struct capture_box *b,
+    const uint64_t *old)
+{
+	struct capture_box	one;
+	uint64_t		sig;
+	int			t1, t2, k, r, j, nstale = 0;
+
+	for (r = 0; r < b->h; r++)
+		nstale += cap->stale[b->y + r];
+	if (nstale > b->h / 2)
+		return -1;
+	capture_box_tiles(cap, b, &t1, &t2);
+	for (k = 0; k < CAPTURE_SCROLL_SAMPLES; k++) {
+		r = (int)((long)b->h * (2 * k + 1) / (2 * CAPTURE_SCROLL_SAMPLES));
+		capture_hash_rows(cap, b->y + r, 1);
+		one = (struct capture_box){ b->x, b->y + r, b->w, 1 };
+		capture_box_sigs(cap, &one, t1, t2, &sig);
+		for (j = 0; j < b->h; j++)
+			if (j != r && old[j] == sig)
+				return 1;
+	}
+	return 0;
+}
+
+/*
  * Report box b of a new frame: as a copy and the rest (up to four boxes
  * into out) when its rows were found moved, else whole.  old is its
  * rows' signatures before the grab.  Returns the boxes added to out.
@@ -560,7 +610,9 @@ capture_set_copy_cb(struct capture *cap, capture_copy_cb cb, void *arg)
 	if (cb == NULL) {
 		free(cap->rowhash);
 		free(cap->sig);
+		free(cap->stale);
 		cap->rowhash = cap->sig = NULL;
+		cap->stale = NULL;
 		return;
 	}
 	if (cap->rowhash != NULL)
@@ -570,6 +622,8 @@ capture_set_copy_cb(struct capture *cap, capture_copy_cb cb, void *arg)
 	    sizeof *cap->rowhash);
 	cap->sig = xcalloc((size_t)(CAPTURE_RECTS + 1) * (size_t)cap->h,
 	    sizeof *cap->sig);
+	cap->stale = xcalloc((size_t)cap->h, 1);
+	cap->quiet = cap->skips = 0;
 	/* The framebuffer holds the last grab: hash it all once. */
 	capture_hash_rows(cap, 0, cap->h);
 }
@@ -639,6 +693,48 @@ capture_cmp_y(const void *a, const void *b)
 	return x->y < y->y ? -1 : x->y > y->y;
 }
 
+/*
+ * Hash the rows just grabbed (bands rows[0..nrows)), or not: a screen
+ * changing all over without scrolling (a video, an animation) would pay
+ * a hash of every pixel per frame for nothing.  So once every box looked
+ * at (old[i] set) showed no sign of a scroll (capture_box_may_scroll) for
+ * CAPTURE_HASH_QUIET frames, the rows are left stale; when their old rows
+ * are stale too, one frame in CAPTURE_HASH_SKIPS + 1 is hashed so the
+ * next can be compared (a scroll that starts then is found a few frames
+ * late).  Boxes too small to be looked at are hashed, as cheap.  1 when
+ * hashed.
+ */
+static int
+capture_hash_frame(struct capture *cap, const struct capture_box *v, int n,
+    uint64_t *const *old, const struct capture_box *rows, int nrows)
+{
+	int	i, m, looked = 0, maybe = 0, unknown = 0;
+
+	for (i = 0; i < n && !maybe; i++) {
+		if (old[i] == NULL)
+			continue;
+		looked = 1;
+		m = capture_box_may_scroll(cap, &v[i], old[i]);
+		maybe |= m == 1;
+		unknown |= m == -1;
+	}
+	if (maybe)
+		cap->quiet = 0;
+	else if (looked && !unknown)
+		cap->quiet++;
+	if (!looked || maybe || cap->quiet <= CAPTURE_HASH_QUIET ||
+	    (unknown && cap->skips >= CAPTURE_HASH_SKIPS)) {
+		for (i = 0; i < nrows; i++)
+			capture_hash_rows(cap, rows[i].y, rows[i].h);
+		cap->skips = 0;
+		return 1;
+	}
+	for (i = 0; i < nrows; i++)
+		memset(cap->stale + rows[i].y, 1, (size_t)rows[i].h);
+	cap->skips++;
+	return 0;
+}
+
 static int
 capture_grab_damage(struct capture *cap)
 {
@@ -681,12 +777,12 @@ capture_grab_damage(struct capture *cap)
 		old[i] = cap->sig + (size_t)i * (size_t)cap->h;
 		capture_box_sigs(cap, &v[i], t1, t2, old[i]);
 	}
-	for (i = 0; i < nrows; i++) {
+	for (i = 0; i < nrows; i++)
 		if (capture_grab_rows(cap, rows[i].y, rows[i].h) != 0)
 			return ERR_IO;
-		if (cap->rowhash != NULL)
-			capture_hash_rows(cap, rows[i].y, rows[i].h);
-	}
+	if (cap->rowhash != NULL && !capture_hash_frame(cap, v, n, old,
+	    rows, nrows))
+		memset(old, 0, sizeof old[0] * (size_t)n);
 	capture_new_frame(cap, v, n, old);
 	return 0;
 }
@@ -980,6 +1076,7 @@ capture_unmap(struct capture *cap)
 		shmdt(cap->shm.shmaddr);
 	free(cap->rowhash);
 	free(cap->sig);
+	free(cap->stale);
 	free(cap);
 }
 
