@@ -20,7 +20,9 @@
  *
  * Scrolls are found, not guessed: while RFB listens (capture_set_copy_cb)
  * every grabbed row is hashed in tiles of CAPTURE_TILE pixels, so the
- * hashes always describe the framebuffer (no second copy of it is kept).
+ * hashes describe the framebuffer (no second copy of it is kept), but for
+ * rows marked stale: while the screen changes all over without a sign of
+ * a scroll, most frames are not hashed (capture_hash_frame).
  * Before a grab, the rows of each tall enough damage box get a signature
  * from the old hashes of the tiles wholly inside it; after the grab, from
  * the new ones; capture_scroll_find looks for a shift that lines most of

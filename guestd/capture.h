@@ -92,7 +92,9 @@ void	 capture_set_cursor_cb(struct capture *cap, capture_cursor_cb cb,
  * dst.y - dy (dy < 0: scrolled up), found by comparing row hashes of the
  * previous and the new frame (capture_scroll_find).  The damage boxes of
  * that frame then leave dst out.  Only while a hook is set does capture
- * keep the row hashes (one per 16 pixels of a row); cb NULL removes it.
+ * keep the row hashes (one per 16 pixels of a row; RFB sets it while a
+ * viewer is connected), and it stops hashing while frames change without
+ * any sign of a scroll (capture_hash_frame); cb NULL removes it.
  */
 typedef void	(*capture_copy_cb)(struct capture *cap,
 		    const struct capture_box *dst, int dy, void *arg);
