@@ -728,7 +728,10 @@ capture_hash_frame(struct capture *cap, const struct capture_box *v, int n,
 	    (unknown && cap->skips >= CAPTURE_HASH_SKIPS)) {
 		for (i = 0; i < nrows; i++)
 			capture_hash_rows(cap, rows[i].y, rows[i].h);
-		cap->skips = 0;
+		/* Only a looked-at box counts: a terminal's new line between
+		 * its scrolls must not put off hashing the rest for ever. */
+		if (looked)
+			cap->skips = 0;
 		return 1;
 	}
 	for (i = 0; i < nrows; i++)
