@@ -52,6 +52,16 @@ const uint8_t *capture_pixels(const struct capture *cap, int *w, int *h,
  */
 void	 capture_damage_since(const struct capture *cap, uint64_t since,
 	    struct capture_box *box);
+/*
+ * An encoder reads the framebuffer's rows off the loop: while held, the
+ * grabs damage would cause wait (the damage is kept and grabbed once the
+ * last hold is released: the next frame follows the encoder's pace), and
+ * a capture_free meanwhile leaves the pixels mapped until then.
+ * capture_sync still grabs: what an encoder then reads may mix two
+ * frames, and the rows it mixed are reported as damage again.
+ */
+void	 capture_hold(struct capture *cap);
+void	 capture_release(struct capture *cap);
 /* Pointer position (a round trip).  0 or ERR_*. */
 int	 capture_cursor(struct capture *cap, int *x, int *y);
 /* The Xlib display, for input injection on the same connection. */
@@ -82,7 +92,9 @@ void	 capture_set_cursor_cb(struct capture *cap, capture_cursor_cb cb,
  * dst.y - dy (dy < 0: scrolled up), found by comparing row hashes of the
  * previous and the new frame (capture_scroll_find).  The damage boxes of
  * that frame then leave dst out.  Only while a hook is set does capture
- * keep the row hashes (one per 16 pixels of a row); cb NULL removes it.
+ * keep the row hashes (one per 16 pixels of a row; RFB sets it while a
+ * viewer is connected), and it stops hashing while frames change without
+ * any sign of a scroll (capture_hash_frame); cb NULL removes it.
  */
 typedef void	(*capture_copy_cb)(struct capture *cap,
 		    const struct capture_box *dst, int dy, void *arg);

@@ -32,16 +32,21 @@
 #define ENCODE_PNG_ROWS		16	/* filtered rows per deflate call */
 #define ENCODE_PNG_LEVEL	1
 
+/*
+ * A band per idle worker: on a busy pool (several viewers, an observe at
+ * once) more bands only add headers, wakeups and queueing, no speed.
+ */
 int
 encode_bands(int w, int h)
 {
-	int	n = WORKER_POOL_THREADS;
+	int	n;
 
 	if ((long)w * h < ENCODE_SPLIT_PIXELS || h < 2 * ENCODE_MCU_ROWS)
 		return 1;
+	n = (int)worker_pool_idle();
 	if (n > ENCODE_BANDS_MAX)
 		n = ENCODE_BANDS_MAX;
-	return n;
+	return n < 1 ? 1 : n;
 }
 
 /* ---- JPEG ---------------------------------------------------------------- */
@@ -64,25 +69,42 @@ encode_jpeg_quiet(j_common_ptr c, int level)
 	(void)level;
 }
 
+/*
+ * Each thread compresses into a buffer of its own that it keeps, and the
+ * band gets a copy of exactly its bytes: libjpeg's memory destination
+ * otherwise starts at 4 KiB and doubles, copying and faulting in fresh
+ * pages at every step (~5% of a full-screen band).  It grows to the
+ * largest band the thread has encoded.
+ */
+#define ENCODE_JPEG_BUF0	(256 * 1024)
+static __thread unsigned char	*encode_jpeg_buf;
+static __thread unsigned long	 encode_jpeg_cap;
+
 /* libjpeg reports errors by longjmp: nothing in this frame needs freeing
- * but what the compress object owns. */
+ * but what the compress object owns (a buffer libjpeg grew meanwhile is
+ * lost: that needs a failed malloc first). */
 static int
 encode_jpeg_band(struct encode_job *j, struct encode_band *b)
 {
 	struct jpeg_compress_struct	 c;
 	struct encode_jerr		 e;
-	unsigned char			*out = NULL;
-	unsigned long			 outlen = 0;
+	unsigned char			*out;
+	unsigned long			 outlen;
 	JSAMPROW			 rows[ENCODE_MCU_ROWS];
 	JDIMENSION			 n, y;
 
+	if (encode_jpeg_buf == NULL) {
+		encode_jpeg_buf = xmalloc(ENCODE_JPEG_BUF0);
+		encode_jpeg_cap = ENCODE_JPEG_BUF0;
+	}
+	out = encode_jpeg_buf;
+	outlen = encode_jpeg_cap;
 	memset(&c, 0, sizeof c);
 	c.err = jpeg_std_error(&e.pub);
 	e.pub.error_exit = encode_jpeg_exit;
 	e.pub.emit_message = encode_jpeg_quiet;
 	if (setjmp(e.jb)) {
 		jpeg_destroy_compress(&c);
-		free(out);
 		return ERR_INTERNAL;
 	}
 	jpeg_create_compress(&c);
@@ -112,7 +134,14 @@ encode_jpeg_band(struct encode_job *j, struct encode_band *b)
 	}
 	jpeg_finish_compress(&c);
 	jpeg_destroy_compress(&c);
-	b->buf = out;
+	if (out != encode_jpeg_buf) {
+		/* libjpeg outgrew ours: its larger buffer is ours now. */
+		free(encode_jpeg_buf);
+		encode_jpeg_buf = out;
+		encode_jpeg_cap = outlen;
+	}
+	b->buf = xmalloc(outlen);
+	memcpy(b->buf, out, outlen);
 	b->len = outlen;
 	return 0;
 }

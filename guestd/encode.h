@@ -70,7 +70,8 @@ struct encode_job {
 	void			*arg;
 };
 
-/* How many bands a w x h picture is worth on this pool. */
+/* How many bands a w x h picture is worth on the pool now (its idle
+ * workers). */
 int	 encode_bands(int w, int h);
 /*
  * Encode j's bands on the worker pool; done(j, arg) runs on the loop once

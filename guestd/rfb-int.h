@@ -29,6 +29,7 @@ struct rfb {
 	LIST_HEAD(, rfb_relay)	 relays;	/* its viewers */
 	unsigned		 nrelays;
 	int			 closing;	/* no X calls for viewers */
+	unsigned		 nviewers;	/* accepted, not yet gone */
 	LIST_ENTRY(rfb)		 entry;		/* in rfb.c's list */
 };
 

@@ -689,6 +689,9 @@ rfb_client_gone(rfbClientPtr cl)
 	cl->clientData = NULL;
 	if (v->tight != NULL)
 		rfb_tight_orphan(v->tight);
+	/* No viewer left: capture stops hashing rows for scrolls. */
+	if (--v->r->nviewers == 0 && !v->r->closing && v->r->cap != NULL)
+		capture_set_copy_cb(v->r->cap, NULL, NULL);
 	loop_fd_close(v->lf);
 	free(v);
 }
@@ -753,6 +756,9 @@ rfb_new_client(rfbClientPtr cl)
 	}
 	log_debug("rfb.viewer", "slot=%d control=%d", display_slot(r->d),
 	    v->control);
+	/* Scrolls are looked for (row hashes kept) only while viewed. */
+	if (r->nviewers++ == 0 && r->cap != NULL)
+		capture_set_copy_cb(r->cap, rfb_copy, r);
 	return RFB_CLIENT_ACCEPT;
 }
 
@@ -833,7 +839,6 @@ rfb_screen(struct display *d, struct rfb **out)
 	if (rfb_debug_on())
 		rfb_debug_listen(r);
 	capture_set_damage_cb(cap, rfb_damage, r);
-	capture_set_copy_cb(cap, rfb_copy, r);
 	capture_set_cursor_cb(cap, rfb_cursor_changed, r);
 	rfb_cursor_changed(cap, r);
 	LIST_INSERT_HEAD(&rfb_list, r, entry);

@@ -26,6 +26,7 @@ static pthread_mutex_t	 worker_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t	 worker_pool_cond = PTHREAD_COND_INITIALIZER;
 static struct worker_pool_item	 worker_pool_ring[WORKER_POOL_QUEUE_MAX];
 static unsigned		 worker_pool_head, worker_pool_count;
+static unsigned		 worker_pool_running;	/* jobs on a worker now */
 static int		 worker_pool_started;
 
 static void *
@@ -33,16 +34,19 @@ worker_pool_main(void *unused)
 {
 	struct worker_pool_item	it;
 
+	pthread_mutex_lock(&worker_pool_lock);
 	for (;;) {
-		pthread_mutex_lock(&worker_pool_lock);
 		while (worker_pool_count == 0)
 			pthread_cond_wait(&worker_pool_cond, &worker_pool_lock);
 		it = worker_pool_ring[worker_pool_head];
 		worker_pool_head = (worker_pool_head + 1) % WORKER_POOL_QUEUE_MAX;
 		worker_pool_count--;
+		worker_pool_running++;
 		pthread_mutex_unlock(&worker_pool_lock);
 		it.fn(it.arg);
 		loop_post(it.done, it.arg);
+		pthread_mutex_lock(&worker_pool_lock);
+		worker_pool_running--;
 	}
 	return NULL;
 }
@@ -92,4 +96,15 @@ worker_pool_submit(worker_pool_fn fn, worker_pool_fn done, void *arg)
 	pthread_cond_signal(&worker_pool_cond);
 	pthread_mutex_unlock(&worker_pool_lock);
 	return 0;
+}
+
+unsigned
+worker_pool_idle(void)
+{
+	unsigned	busy;
+
+	pthread_mutex_lock(&worker_pool_lock);
+	busy = worker_pool_running + worker_pool_count;
+	pthread_mutex_unlock(&worker_pool_lock);
+	return busy < WORKER_POOL_THREADS ? WORKER_POOL_THREADS - busy : 0;
 }

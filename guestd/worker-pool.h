@@ -16,5 +16,10 @@ typedef void	(*worker_pool_fn)(void *arg);
 int	worker_pool_init(void);
 /* Queue fn(arg) on a worker, then done(arg) on the loop.  0 or ERR_BUSY. */
 int	worker_pool_submit(worker_pool_fn fn, worker_pool_fn done, void *arg);
+/*
+ * Workers that would start a job submitted now at once (none queued or
+ * running on them): a picture is cut into that many bands, not more.
+ */
+unsigned	worker_pool_idle(void);
 
 #endif

@@ -10,7 +10,10 @@
 #  - text scrolled a line at a time (XCopyArea, as a terminal does) comes
 #    as CopyRect plus the new line, and the viewer's picture of it matches
 #    the screen; a viewer that does not take CopyRect gets it all as
-#    pixels, matching too.
+#    pixels, matching too;
+#  - after the text area changed all over for a while without scrolling
+#    (capture stops hashing its rows then), a scroll still comes right
+#    and mostly as copies.
 . "$top_srcdir/tests/lib.sh"
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
 : "${VNCTIGHT:?run through make check}"
@@ -78,6 +81,18 @@ bad=$(scroll_field bad "$r")
 [ "$copies" = 0 ] || t_fail "a viewer without CopyRect got $copies"
 [ "$bad" = 0 ] ||
 	t_fail "no-CopyRect viewer's text off: $r"
+
+# An animation first: rows left unhashed must never be copied from, and
+# hashing comes back within a few frames of the scroll starting.
+r=$(DISPLAY=$dpy XAUTHORITY=$xauth "$VNCTIGHT" "127.0.0.1:$port" \
+    churn scroll) || t_fail "churn viewer: $r"
+printf '%s\n' "$r" | sed 's/^/# /'
+case "$r" in *"churn frames="*) ;; *) t_fail "no churn result: $r" ;; esac
+copies=$(scroll_field copies "$r")
+bad=$(scroll_field bad "$r")
+[ -n "$copies" ] && [ -n "$bad" ] || t_fail "no scroll after churn: $r"
+[ "$bad" = 0 ] || t_fail "scroll after churn: $bad pixels wrong"
+[ "$copies" -ge 4 ] || t_fail "scroll after churn sent $copies CopyRects"
 
 rk call display.close '{"bot":"alice"}' >/dev/null || t_fail "close"
 exit 0

@@ -22,8 +22,13 @@
  *            and prints "scroll copies=N copy_area=A pixel_area=P bad=B"
  *            (CopyRect rectangles and their pixels, the pixels of the
  *            other rectangles, pixels of the area still wrong: 0)
+ *   churn    repaints the text area of scroll with a changing picture
+ *            whose rows are found nowhere before (an animation: capture
+ *            then stops hashing rows), VT_CHURN times, each until the
+ *            viewer shows it; prints "churn frames=N".  A scroll after
+ *            it must still come right (and mostly as copies).
  *
- *   vnctight [-nocopyrect] HOST:PORT big|corners|scroll...
+ *   vnctight [-nocopyrect] HOST:PORT big|corners|scroll|churn...
  * -nocopyrect asks Tight only (no CopyRect), as a viewer that cannot.
  * Exit 3 when it cannot connect, 4 on a timeout, 2 on bad usage.  Not
  * installed.
@@ -41,6 +46,7 @@
 
 #define VT_TRIES	100	/* x 100 ms */
 #define VT_STEPS	12	/* scroll steps */
+#define VT_CHURN	10	/* churn frames */
 /* The text area of the scroll phase: 24 lines of 13 rows. */
 #define VT_TX		96
 #define VT_TY		160
@@ -319,6 +325,41 @@ vt_scroll(rfbClient *cl)
 	return 0;
 }
 
+/* Frame k of the churn picture at (x, y): no row of it is another row of
+ * this frame or of the one before. */
+static unsigned
+vt_churn_px(int x, int y, int k)
+{
+	return (unsigned)((x * 5 + k * 37) & 0xff) << 16 |
+	    (unsigned)((y * 3 + k * 11) & 0xff) << 8 |
+	    (unsigned)(((x ^ y) + k * 29) & 0xff);
+}
+
+static int
+vt_churn(rfbClient *cl)
+{
+	XImage	*img;
+	int	 k, x, y, r;
+
+	img = XCreateImage(V.dpy, DefaultVisual(V.dpy, 0), 24, ZPixmap, 0,
+	    malloc((size_t)VT_TW * VT_TH * 4), VT_TW, VT_TH, 32, 0);
+	for (k = 0; k < VT_CHURN; k++) {
+		for (y = 0; y < VT_TH; y++)
+			for (x = 0; x < VT_TW; x++)
+				XPutPixel(img, x, y, vt_churn_px(x, y, k));
+		XPutImage(V.dpy, V.win, V.gc, img, 0, 0, VT_TX, VT_TY, VT_TW,
+		    VT_TH);
+		XSync(V.dpy, False);
+		if ((r = vt_until(cl, vt_in_sync)) != 0) {
+			XDestroyImage(img);
+			return r;
+		}
+	}
+	XDestroyImage(img);
+	printf("churn frames=%d\n", k);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -334,7 +375,7 @@ main(int argc, char **argv)
 	}
 	if (argc < 2) {
 		fprintf(stderr, "usage: vnctight [-nocopyrect] HOST:PORT "
-		    "big|corners|scroll...\n");
+		    "big|corners|scroll|churn...\n");
 		return 2;
 	}
 	snprintf(host, sizeof host, "%s", argv[1]);
@@ -384,6 +425,8 @@ main(int argc, char **argv)
 			r = vt_corners(cl);
 		else if (strcmp(argv[i], "scroll") == 0)
 			r = vt_scroll(cl);
+		else if (strcmp(argv[i], "churn") == 0)
+			r = vt_churn(cl);
 		else
 			return 2;
 		if (r != 0) {
