@@ -666,8 +666,8 @@ static const char *const pg_migrations[] = {
 	"  DEFAULT '';",
 	/* 5: guestd's fingerprint of the exported tree (an unchanged
 	 * checkpoint, checkpoint.c). */
-	"ALTER TABLE home_revisions ADD COLUMN fingerprint TEXT NOT NULL "
-	"  DEFAULT '';",
+	("ALTER TABLE home_revisions ADD COLUMN fingerprint TEXT NOT NULL "
+	"  DEFAULT '';"),
 };
 
 #define PG_NMIGRATIONS	(sizeof(pg_migrations) / sizeof(pg_migrations[0]))

@@ -133,8 +133,8 @@ static const char *const sq_migrations[] = {
 	"  DEFAULT '';",
 	/* 5: guestd's fingerprint of the exported tree (an unchanged
 	 * checkpoint, checkpoint.c). */
-	"ALTER TABLE home_revisions ADD COLUMN fingerprint TEXT NOT NULL "
-	"  DEFAULT '';",
+	("ALTER TABLE home_revisions ADD COLUMN fingerprint TEXT NOT NULL "
+	"  DEFAULT '';"),
 };
 
 #define SQ_NMIGRATIONS	(sizeof(sq_migrations) / sizeof(sq_migrations[0]))
