@@ -11,16 +11,31 @@
 #   - takes control and prints the URLs of alice's screen (noVNC) and
 #     terminal (xterm.js) to open in a browser.
 # The controller stays in the foreground; Ctrl-C stops the computer, then
-# the controller.  The controller runs in a session of its own, so the
+# the controller.
+
+# With RAKAZO_DEMO_PROVIDER=docker the computer is a container of the
+# computer image (image/Dockerfile) instead of a local guestd: the script
+# also installs the Docker engine and debootstrap (install-deps.sh
+# --docker), uses the engine that answers or starts a private one and
+# builds the image on a debootstrap base (tests/lib-docker.sh: no registry
+# is needed; its layer cache makes a rebuild a few seconds), and starts
+# serve with SANDBOX_PROVIDER=docker and that image.  Everything else is the
+# same; the screen and terminal URLs are the container's gateway port,
+# published on 127.0.0.1.  Ctrl-C removes the container (`computer stop`),
+# then stops the controller, then the private engine if no one else uses
+# it.  The controller runs in a session of its own, so the
 # terminal's SIGINT reaches only this script, which stops things in that
 # order (a controller gone first would leave the computer running).
 #
-# Settings: RAKAZO_BUILD_DIR (build/), RAKAZO_DEMO_PORT (0: any free port),
+# Settings: RAKAZO_DEMO_PROVIDER (local or docker; default local),
+# RAKAZO_DEMO_IMAGE (docker: the tag to build and run, default
+# rakazo-computer:demo), RAKAZO_BUILD_DIR (build/), RAKAZO_DEMO_PORT (0: any free port),
 # RAKAZO_DEMO_DIR (a temp dir, removed at the end), RAKAZO_DEMO_USER (as
 # root, the unprivileged user guestd becomes; default nobody).  RAKAZOCTL
 # and GUESTD, both set: prebuilt binaries to run (dependencies and build are
 # skipped; the terminal page comes from TERM_ASSETS, default
-# $RAKAZO_BUILD_DIR/term-assets), as the tests do.
+# $RAKAZO_BUILD_DIR/term-assets), as the tests do; with docker RAKAZOCTL
+# alone is enough (the image builds its own guestd).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -31,12 +46,34 @@ say() {
 	printf '\n\033[1m== %s\033[0m\n' "$*"
 }
 
-if [ -n "${RAKAZOCTL:-}" ] && [ -n "${GUESTD:-}" ]; then
-	say "prebuilt: $RAKAZOCTL and $GUESTD"
+PROVIDER=${RAKAZO_DEMO_PROVIDER:-local}
+case $PROVIDER in
+local) ;;
+docker)
+	# The container's user (uid 1000) must read its bind-mounted home
+	# and secret: serve hands them over as root (rakazoctl(1), Docker).
+	if [ "$(id -u)" -ne 0 ] && [ "$(id -u)" -ne 1000 ]; then
+		echo "demo: RAKAZO_DEMO_PROVIDER=docker runs as root (or as uid 1000)" >&2
+		exit 2
+	fi
+	;;
+*)
+	echo "demo: RAKAZO_DEMO_PROVIDER is local or docker, not '$PROVIDER'" >&2
+	exit 2
+	;;
+esac
+
+if [ -n "${RAKAZOCTL:-}" ] &&
+    { [ -n "${GUESTD:-}" ] || [ "$PROVIDER" = docker ]; }; then
+	say "prebuilt: $RAKAZOCTL${GUESTD:+ and $GUESTD}"
 	ASSETS=${TERM_ASSETS:-$BUILD/term-assets}
 else
 	say "dependencies"
-	./packaging/install-deps.sh
+	if [ "$PROVIDER" = docker ]; then
+		./packaging/install-deps.sh --docker
+	else
+		./packaging/install-deps.sh
+	fi
 
 	say "build ($BUILD)"
 	[ -x configure ] || autoreconf -fi
@@ -79,14 +116,32 @@ umask 077
 head -c 24 /dev/urandom | base64 | tr '+/' '-_' > "$D/api-token"
 umask 022
 
+# demo_containers: the containers of this demo's controller (docker):
+# team's, with their home under this demo's dir (other controllers on the
+# same engine may have a team too).
+demo_containers() {
+	local c
+	for c in $(docker ps -aq --filter label=rakazo.computer=team 2>/dev/null); do
+		docker inspect -f '{{range .Mounts}}{{.Source}}{{"\n"}}{{end}}' \
+		    "$c" 2>/dev/null | grep -q "^$D/" && echo "$c"
+	done
+	return 0
+}
+
 SERVE_PID=""
+DOCKER_USED=0
 cleanup() {
 	if [ -n "$SERVE_PID" ] && kill -0 "$SERVE_PID" 2>/dev/null; then
-		# Stop the computer (its guestd and desktops) with the
-		# controller.
+		# Stop the computer (its guestd and desktops, or its
+		# container) with the controller.
 		"$RAKAZOCTL" computer stop team --force >/dev/null 2>&1 || true
 		kill -TERM "$SERVE_PID" 2>/dev/null || true
 		wait "$SERVE_PID" 2>/dev/null || true
+	fi
+	if [ "$DOCKER_USED" -eq 1 ]; then
+		# A controller that died before the stop leaves its container.
+		demo_containers | xargs -r docker rm -f >/dev/null 2>&1 || true
+		docker_down || true
 	fi
 	if [ "$KEEP" -eq 0 ]; then
 		rm -rf "$D"
@@ -97,19 +152,53 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo; echo "stopping"; exit 0' INT TERM
 
-say "start the controller (data in $D/data, local provider)"
+if [ "$PROVIDER" = docker ]; then
+	IMAGE=${RAKAZO_DEMO_IMAGE:-rakazo-computer:demo}
+	case $IMAGE in *:*) ;; *) IMAGE=$IMAGE:latest ;; esac
+	say "the Docker engine and the computer image $IMAGE"
+	# shellcheck source=tests/lib-docker.sh
+	. "$TOP/tests/lib-docker.sh"
+	rc=0
+	docker_up || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		echo "demo: no Docker engine: $DOCKER_WHY" >&2
+		exit 1
+	fi
+	DOCKER_USED=1
+	echo "engine: ${DOCKER_HOST:-the default socket}"
+	# The build's output goes to a log: the first build takes minutes
+	# (debootstrap, Chromium), later ones come from the layer cache.
+	if ! docker_image "$IMAGE" 2>"$D/image.log" >/dev/null; then
+		echo "demo: the image build failed; the end of its log:" >&2
+		tail -n 30 "$D/image.log" >&2
+		exit 1
+	fi
+	grep '^image ' "$D/image.log" || true
+fi
+
+say "start the controller (data in $D/data, $PROVIDER provider)"
 rm -f "$D/ready"
 mkfifo -m 600 "$D/ready"
-# guestd serves the terminal page from the copy above.  setsid: out of the
-# terminal's process group, so Ctrl-C leaves it to cleanup() to stop the
-# computer first and the controller after.  (A script has no job control:
-# this background child is no group leader, so setsid does not fork and $!
-# stays the controller's pid.)
-GUESTD_TERM_ASSETS="$ASSETS" \
-setsid "$RAKAZOCTL" serve --listen "127.0.0.1:${RAKAZO_DEMO_PORT:-0}" \
-    --data-dir "$D/data" --token-file "$D/api-token" --provider local \
-    --guestd "$GUESTD" --ready-file "$D/ready" \
-    "${USER_ARGS[@]}" >"$D/serve.log" 2>&1 &
+# setsid: out of the terminal's process group, so Ctrl-C leaves it to
+# cleanup() to stop the computer first and the controller after.  (A
+# script has no job control: this background child is no group leader, so
+# setsid does not fork and $! stays the controller's pid.)
+if [ "$PROVIDER" = docker ]; then
+	# The engine is DOCKER_HOST's (docker_up exported it for a private
+	# one).
+	SANDBOX_PROVIDER=docker RAKAZO_COMPUTER_IMAGE="${IMAGE%:*}" \
+	RAKAZO_COMPUTER_IMAGE_TAG="${IMAGE##*:}" \
+	setsid "$RAKAZOCTL" serve --listen "127.0.0.1:${RAKAZO_DEMO_PORT:-0}" \
+	    --data-dir "$D/data" --token-file "$D/api-token" \
+	    --ready-file "$D/ready" >"$D/serve.log" 2>&1 &
+else
+	# guestd serves the terminal page from the copy above.
+	GUESTD_TERM_ASSETS="$ASSETS" \
+	setsid "$RAKAZOCTL" serve --listen "127.0.0.1:${RAKAZO_DEMO_PORT:-0}" \
+	    --data-dir "$D/data" --token-file "$D/api-token" --provider local \
+	    --guestd "$GUESTD" --ready-file "$D/ready" \
+	    "${USER_ARGS[@]}" >"$D/serve.log" 2>&1 &
+fi
 SERVE_PID=$!
 exec 4<>"$D/ready"
 read -t 30 -r PORT <&4 || PORT=""
@@ -147,17 +236,23 @@ else
 	exit 1
 fi
 
+# has PROGRAM: is PROGRAM installed on alice's computer (this host, or
+# the image)?
+has() {
+	"$RAKAZOCTL" shell --bot alice -- "command -v $1" >/dev/null 2>&1
+}
+
 say "alice's desktop"
 ctl open alice
 names=""
 for w in "xterm -geometry 100x30+40+40" "xeyes -geometry 300x200+700+80"; do
-	command -v "${w%% *}" >/dev/null 2>&1 || continue
+	has "${w%% *}" || continue
 	ctl shell --bot alice -- "setsid -f $w </dev/null >/dev/null 2>&1"
 	names="$names ${w%% *}"
 done
 # The screenshot once the windows are on screen: each mapped and viewable
 # (its WM_NAME is the program's name), at most 10 s each.
-if [ -n "$names" ] && command -v xwininfo >/dev/null 2>&1; then
+if [ -n "$names" ] && has xwininfo; then
 	"$RAKAZOCTL" shell --bot alice -- "for w in $names; do i=0
 	    until xwininfo -name \$w 2>/dev/null | grep -q IsViewable; do
 		i=\$((i + 1)); [ \$i -lt 100 ] ||
