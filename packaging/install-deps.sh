@@ -27,7 +27,7 @@ done
 # "cursor".  (twm's own default, "variable", needs more than this: the
 # twmrc guestd writes names "fixed", which every Xvfb has.)
 PKGS="
-autoconf automake libtool pkg-config make gcc libc6-dev
+autoconf automake libtool pkg-config make gcc libc6-dev build-essential
 clang libclang-rt-14-dev llvm-14
 libwebsockets-dev libjansson-dev libcmocka-dev libarchive-dev libssl-dev
 libx11-dev libxext-dev libxdamage-dev libxfixes-dev libxtst-dev

@@ -21,7 +21,8 @@
 # every package, then the whole of .ci/run).  Needs root, network access to
 # a Debian mirror, and nothing installed by hand on the host except
 # debootstrap (installed here with apt-get when missing) and git (this is a
-# checkout).  The mounts (/proc, /sys, /dev, /dev/pts, /dev/shm) live in a
+# checkout).  The mounts (/proc, /sys, /sys/fs/cgroup for dockerd, /dev,
+# /dev/pts, /dev/shm) live in a
 # private mount namespace, so they vanish with the script.
 #
 # Settings:
@@ -84,6 +85,10 @@ if [ "${1:-}" = "--inner" ]; then
 	mount --bind "$ROOT" "$ROOT"
 	mount -t proc proc "$ROOT/proc"
 	mount -t sysfs sysfs "$ROOT/sys"
+	# The host's cgroup tree, which dockerd needs (a new sysfs has none).
+	if [ -d /sys/fs/cgroup ] && [ -d "$ROOT/sys/fs/cgroup" ]; then
+		mount --rbind /sys/fs/cgroup "$ROOT/sys/fs/cgroup" || true
+	fi
 	mount --bind /dev "$ROOT/dev"
 	if ! mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts \
 	    "$ROOT/dev/pts" 2>/dev/null; then
