@@ -25,7 +25,7 @@ novnc xterm
 chromium jq
 libvncserver-dev
 libnss-wrapper
-libsqlite3-dev curl python3 file
+libsqlite3-dev libcurl4-openssl-dev curl python3 file
 mandoc bash coreutils findutils diffutils grep sed procps psmisc
 util-linux passwd tar xz-utils gzip ca-certificates
 "
