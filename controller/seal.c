@@ -473,6 +473,8 @@ seal_open_segment(struct seal_open *o, int final, struct errmsg *e)
 	}
 	o->index++;
 	o->have = 0;
+	if (len == 0)
+		return 0;	/* the empty final segment of an empty archive */
 	r = o->sink(o->arg, o->plain, (size_t)len);
 	explicit_bzero(o->plain, (size_t)len);
 	if (r != 0)
