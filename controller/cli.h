@@ -35,6 +35,7 @@ extern const struct cli_cmd	cli_act_entry;
 extern const struct cli_cmd	cli_screen_url_entry;
 extern const struct cli_cmd	cli_take_control_entry;
 extern const struct cli_cmd	cli_release_control_entry;
+extern const struct cli_cmd	cli_s3_entry;
 
 /* Print "rakazoctl: <msg>" to stderr, redacted (SPEC X-5). */
 void	cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

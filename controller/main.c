@@ -30,6 +30,7 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cli_take_control_entry,
 	&cli_release_control_entry,
 	&cli_activity_entry,
+	&cli_s3_entry,
 };
 
 #define CLI_NCMDS	(sizeof(cli_cmds) / sizeof(cli_cmds[0]))
