@@ -10,7 +10,7 @@
  *   rakazoctl s3 put [--stream] [--seal ID:REV --key FILE] KEY FILE|-
  *   rakazoctl s3 get [--seal ID:REV --key FILE] KEY FILE|-
  *   rakazoctl s3 head KEY
- *   rakazoctl s3 ls [PREFIX]
+ *   rakazoctl s3 ls [--max-keys N] [PREFIX]
  *   rakazoctl s3 rm KEY...
  */
 #include "autoconf.h"
@@ -40,6 +40,7 @@ struct cli_s3 {
 	int		 argc;
 	char		**argv;
 	int		 stream;
+	int		 max_keys;	/* ls page size */
 	const char	*seal_id;
 	uint64_t	 seal_rev;
 	uint8_t		 key[SEAL_KEY_LEN];
@@ -208,7 +209,8 @@ cli_s3_ls(struct cli_s3 *c, const char *prefix)
 	int		 r;
 
 	do {
-		if ((r = s3_list(c->s3, prefix, token, 1000, &l, &c->e)) != 0)
+		if ((r = s3_list(c->s3, prefix, token, c->max_keys, &l,
+		    &c->e)) != 0)
 			break;
 		for (i = 0; i < l.n; i++)
 			printf("%llu %s\n", (unsigned long long)l.items[i].size,
@@ -331,6 +333,11 @@ cli_s3(int argc, char **argv)
 				return cli_usage(&cli_s3_entry);
 		} else if (strcmp(argv[i], "--key") == 0 && i + 1 < argc)
 			keyfile = argv[++i];
+		else if (strcmp(argv[i], "--max-keys") == 0 && i + 1 < argc) {
+			if ((c.max_keys = atoi(argv[++i])) < 1 ||
+			    c.max_keys > 1000)
+				return cli_usage(&cli_s3_entry);
+		}
 		else
 			return cli_usage(&cli_s3_entry);
 	}
@@ -367,6 +374,7 @@ cli_s3(int argc, char **argv)
 
 const struct cli_cmd cli_s3_entry = {
 	"s3", "put [--stream] [--seal ID:REV --key FILE] KEY FILE | "
-	"get [--seal ID:REV --key FILE] KEY FILE | head KEY | ls [PREFIX] | "
+	"get [--seal ID:REV --key FILE] KEY FILE | head KEY | "
+	"ls [--max-keys N] [PREFIX] | "
 	"rm KEY...", cli_s3
 };
