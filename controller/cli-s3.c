@@ -37,6 +37,7 @@
 
 struct cli_s3 {
 	struct s3	*s3;
+	struct lws_context *ctx;
 	int		 argc;
 	char		**argv;
 	int		 stream;
@@ -251,6 +252,12 @@ cli_s3_task(void *arg)
 		close(c->fd);
 	fflush(stdout);
 	c->done = 1;
+	/*
+	 * The task ran from a timer inside lws_service(), which goes on to
+	 * poll: without a wake-up the loop below notices done only when
+	 * lws's own 30 s poll timeout ends.
+	 */
+	lws_cancel_service(c->ctx);
 }
 
 static int
@@ -279,6 +286,7 @@ cli_s3_loop(struct cli_s3 *c, const struct s3_config *cfg)
 		    "event loop");
 	}
 	task_init(ctx, vh);
+	c->ctx = ctx;
 	if ((r = s3_new(&c->s3, ctx, vh, cfg, &c->e)) == 0 &&
 	    (r = task_spawn(cli_s3_task, c)) == 0) {
 		while (!c->done)

@@ -63,6 +63,8 @@ struct s3_sock {
 	curl_socket_t		 fd;
 	struct lws		*wsi;
 	int			 what;		/* CURL_POLL_* */
+	int			 busy;		/* inside our callback */
+	int			 dead;		/* removed while busy */
 	lws_sorted_usec_list_t	 rearm;
 };
 
@@ -299,8 +301,13 @@ s3_sock_drop(struct s3_sock *k)
 		lws_set_opaque_user_data(k->wsi, NULL);
 		lws_set_timeout(k->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT,
 		    LWS_TO_KILL_ASYNC);
+		k->wsi = NULL;
 	}
-	free(k);
+	/* Removed from inside s3_fd_cb: that frame frees it. */
+	if (k->busy)
+		k->dead = 1;
+	else
+		free(k);
 }
 
 static int
@@ -356,10 +363,23 @@ s3_fd_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			    0);
 		return 0;
 	case LWS_CALLBACK_RAW_CLOSE_FILE:
-		/* Hung up: lws closed our dup; curl reads the end itself. */
+		/*
+		 * Hung up (reset, refused, peer closed): lws closed our dup.
+		 * curl still owns its own fd and must hear of it, or the
+		 * transfer waits for ever: tell it, let it read the end, and
+		 * if it still wants the socket afterwards watch a fresh dup
+		 * (a dead socket polls ready at once, so curl sees the error
+		 * on its next read).
+		 */
 		lws_set_opaque_user_data(wsi, NULL);
 		k->wsi = NULL;
+		k->busy = 1;
 		s3_act(s, k->fd, CURL_CSELECT_IN | CURL_CSELECT_ERR);
+		k->busy = 0;
+		if (k->dead)
+			free(k);
+		else if (s3_sock_watch(k) != 0)
+			s3_act(s, k->fd, CURL_CSELECT_ERR);
 		return 0;
 	default:
 		return 0;

@@ -24,6 +24,19 @@ s3_modules() {
 	S3_MODULES="$T/s3"
 }
 
+# Wait until FILE exists with content, SECS at most, failing the test
+# early if the process PID (optional) dies.
+s3_wait_file() {	# FILE SECS [PID]
+	_deadline=$(($(date +%s) + $2))
+	while [ ! -s "$1" ]; do
+		[ -z "${3:-}" ] || kill -0 "$3" 2>/dev/null ||
+			t_fail "process $3 died before writing $1"
+		[ "$(date +%s)" -lt "$_deadline" ] ||
+			t_fail "$1 not written in $2 s"
+		sleep 0.05
+	done
+}
+
 s3_start() {
 	s3_modules
 	mkdir -p "$S3_DIR"

@@ -109,4 +109,30 @@ out=$(s3 get $SEAL homes/home-1/7 "$T/tampered" 2>&1) &&
 	t_fail "a flipped byte opened"
 t_contains "$out" "SEAL_AUTH_FAILED" "flipped byte"
 [ -e "$T/tampered" ] && t_fail "a tampered archive left a file"
+# Unreachable: nothing listens on the port (connection refused), and a
+# server that accepts and hangs up at once.  Each is a prompt
+# CONNECT_FAILED (exit 3), never a hang: lws sees the hang-up on its dup
+# of curl's socket and curl must still be told.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+out=$(OBJECT_STORAGE_ENDPOINT="http://127.0.0.1:$port" s3 ls 2>&1)
+t_eq "$?" 3 "refused exit status"
+t_contains "$out" "CONNECT_FAILED" "refused endpoint"
+python3 -c '
+import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+while True:
+    c, _ = s.accept(); c.recv(65536); c.close()
+' "$T/closer.port" &
+T_KILL="$T_KILL $!"
+s3_wait_file "$T/closer.port" 10 "$!"
+cport=$(cat "$T/closer.port")
+for verb in "ls" "get notes/x -" "put notes/x $T/small"; do
+	# shellcheck disable=SC2086
+	out=$(OBJECT_STORAGE_ENDPOINT="http://127.0.0.1:$cport" s3 $verb 2>&1)
+	t_eq "$?" 3 "hang-up exit status ($verb)"
+	t_contains "$out" "CONNECT_FAILED" "hang-up ($verb)"
+done
 exit 0
