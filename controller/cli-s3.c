@@ -27,6 +27,7 @@
 #include <libwebsockets.h>
 
 #include "cli.h"
+#include "curl-loop.h"
 #include "err.h"
 #include "s3.h"
 #include "seal-key.h"
@@ -37,6 +38,7 @@
 
 struct cli_s3 {
 	struct s3	*s3;
+	struct curl_loop *loop;
 	struct lws_context *ctx;
 	int		 argc;
 	char		**argv;
@@ -270,7 +272,7 @@ cli_s3_loop(struct cli_s3 *c, const struct s3_config *cfg)
 	int					 r;
 
 	protos[0] = task_fd_protocol;
-	protos[1] = s3_fd_protocol;
+	protos[1] = curl_loop_protocol;
 	memset(&protos[2], 0, sizeof(protos[2]));
 	memset(&info, 0, sizeof(info));
 	info.port = CONTEXT_PORT_NO_LISTEN;
@@ -287,7 +289,8 @@ cli_s3_loop(struct cli_s3 *c, const struct s3_config *cfg)
 	}
 	task_init(ctx, vh);
 	c->ctx = ctx;
-	if ((r = s3_new(&c->s3, ctx, vh, cfg, &c->e)) == 0 &&
+	if ((r = curl_loop_new(&c->loop, ctx, vh, &c->e)) == 0 &&
+	    (r = s3_new(&c->s3, c->loop, cfg, &c->e)) == 0 &&
 	    (r = task_spawn(cli_s3_task, c)) == 0) {
 		while (!c->done)
 			if (lws_service(ctx, 0) < 0)
@@ -296,6 +299,7 @@ cli_s3_loop(struct cli_s3 *c, const struct s3_config *cfg)
 		    "event loop failed");
 	}
 	s3_free(c->s3);
+	curl_loop_free(c->loop);
 	task_shutdown();
 	lws_context_destroy(ctx);
 	return r;

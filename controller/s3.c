@@ -1,14 +1,8 @@
 /*
- * The S3 client (s3.h): libcurl's multi-socket API on the lws loop.
- *
- * How curl joins the loop: lws 4.1.6 has no external-poll hooks, so each
- * socket curl asks us to watch is adopted into lws as a raw descriptor (a
- * dup: lws closes what it adopts) under s3_fd_protocol, reading enabled
- * with rx flow control and writing asked with lws_callback_on_writable;
- * curl's timer is an lws sul.  Events go to curl_multi_socket_action()
- * and finished transfers wake the task that waits on them.  lws clears
- * POLLOUT after a writeable callback, so a socket that still wants to
- * write is re-armed from a zero-delay sul (as guestd's loop.c does).
+ * The S3 client (s3.h): requests as libcurl easy handles run on the lws
+ * loop by curl-loop.c, which owns the multi handle, the sockets and the
+ * timer; a call here builds the request, awaits its transfer from the
+ * task and reads the store's answer.
  *
  * Why curl's own SigV4 (CURLOPT_AWS_SIGV4): it is there in Debian's
  * 7.88, and signing is the part an S3 client gets subtly wrong.  What it
@@ -31,6 +25,7 @@
 #include <openssl/sha.h>
 
 #include "config.h"
+#include "curl-loop.h"
 #include "err.h"
 #include "s3-xml.h"
 #include "s3.h"
@@ -43,10 +38,7 @@
 #define S3_UNSIGNED		"UNSIGNED-PAYLOAD"
 
 struct s3 {
-	CURLM			*multi;
-	struct lws_context	*ctx;
-	struct lws_vhost	*vh;
-	lws_sorted_usec_list_t	 timer;
+	struct curl_loop	*loop;
 	char			*base;		/* scheme://host[:port] */
 	char			*bucket;
 	int			 path_style;
@@ -54,18 +46,6 @@ struct s3 {
 	char			*userpwd;	/* "AK:SK" */
 	char			*token;		/* session token or NULL */
 	uint64_t		 part_size;
-	int			 inflight;
-};
-
-/* One socket of curl's, watched through lws. */
-struct s3_sock {
-	struct s3		*s;
-	curl_socket_t		 fd;
-	struct lws		*wsi;
-	int			 what;		/* CURL_POLL_* */
-	int			 busy;		/* inside our callback */
-	int			 dead;		/* removed while busy */
-	lws_sorted_usec_list_t	 rearm;
 };
 
 /* One request: an easy handle and what its task waits for. */
@@ -92,17 +72,7 @@ struct s3_req {
 	long			 status;
 	char			 etag[80];
 	uint64_t		 clen;
-	/* completion */
-	int			 done;
-	CURLcode		 result;
-	struct task_cond	 cv;
-};
-
-static int	s3_fd_cb(struct lws *, enum lws_callback_reasons, void *,
-		    void *, size_t);
-
-const struct lws_protocols s3_fd_protocol = {
-	S3_FD_PROTOCOL, s3_fd_cb, 0, 0, 0, NULL, 0
+	struct curl_loop_xfer	 x;
 };
 
 /* ---- configuration ----------------------------------------------------- */
@@ -224,211 +194,19 @@ s3_config_from_env(struct s3_config *c, int *enabled, struct errmsg *e)
 	return 0;
 }
 
-/* ---- the loop side ----------------------------------------------------- */
-
-static void	s3_check_done(struct s3 *s);
-
-static void
-s3_act(struct s3 *s, curl_socket_t fd, int ev)
-{
-	int	 running;
-
-	curl_multi_socket_action(s->multi, fd, ev, &running);
-	s3_check_done(s);
-}
-
-static void
-s3_timer_cb(lws_sorted_usec_list_t *sul)
-{
-	struct s3	*s = lws_container_of(sul, struct s3, timer);
-
-	s3_act(s, CURL_SOCKET_TIMEOUT, 0);
-}
-
-static int
-s3_curl_timer(CURLM *m, long timeout_ms, void *arg)
-{
-	struct s3	*s = arg;
-
-	(void)m;
-	if (timeout_ms < 0)
-		lws_sul_cancel(&s->timer);
-	else
-		lws_sul_schedule(s->ctx, 0, &s->timer, s3_timer_cb,
-		    (lws_usec_t)timeout_ms * LWS_US_PER_MS);
-	return 0;
-}
-
-static void
-s3_sock_rearm(lws_sorted_usec_list_t *sul)
-{
-	struct s3_sock	*k = lws_container_of(sul, struct s3_sock, rearm);
-
-	if (k->wsi != NULL && (k->what & CURL_POLL_OUT))
-		lws_callback_on_writable(k->wsi);
-}
-
-/* Watch k->fd as curl asked; adopt a dup the first time. */
-static int
-s3_sock_watch(struct s3_sock *k)
-{
-	lws_sock_file_fd_type	 u;
-	int			 d;
-
-	if (k->wsi == NULL) {
-		if ((d = fcntl(k->fd, F_DUPFD_CLOEXEC, 0)) == -1)
-			return -1;
-		memset(&u, 0, sizeof(u));
-		u.filefd = d;
-		/* On failure lws closed d. */
-		k->wsi = lws_adopt_descriptor_vhost(k->s->vh,
-		    LWS_ADOPT_RAW_FILE_DESC, u, S3_FD_PROTOCOL, NULL);
-		if (k->wsi == NULL)
-			return -1;
-		lws_set_opaque_user_data(k->wsi, k);
-	}
-	lws_rx_flow_control(k->wsi, (k->what & CURL_POLL_IN) ? 1 : 0);
-	if (k->what & CURL_POLL_OUT)
-		lws_callback_on_writable(k->wsi);
-	return 0;
-}
-
-static void
-s3_sock_drop(struct s3_sock *k)
-{
-	lws_sul_cancel(&k->rearm);
-	if (k->wsi != NULL) {
-		lws_set_opaque_user_data(k->wsi, NULL);
-		lws_set_timeout(k->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT,
-		    LWS_TO_KILL_ASYNC);
-		k->wsi = NULL;
-	}
-	/* Removed from inside s3_fd_cb: that frame frees it. */
-	if (k->busy)
-		k->dead = 1;
-	else
-		free(k);
-}
-
-static int
-s3_curl_socket(CURL *easy, curl_socket_t fd, int what, void *arg,
-    void *sockp)
-{
-	struct s3	*s = arg;
-	struct s3_sock	*k = sockp;
-
-	(void)easy;
-	if (what == CURL_POLL_REMOVE) {
-		if (k != NULL) {
-			curl_multi_assign(s->multi, fd, NULL);
-			s3_sock_drop(k);
-		}
-		return 0;
-	}
-	if (k == NULL) {
-		k = xcalloc(1, sizeof(*k));
-		k->s = s;
-		k->fd = fd;
-		curl_multi_assign(s->multi, fd, k);
-	}
-	k->what = what;
-	if (s3_sock_watch(k) != 0)
-		return -1;	/* curl fails the transfer */
-	return 0;
-}
-
-static int
-s3_fd_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
-    void *in, size_t len)
-{
-	struct s3_sock	*k = lws_get_opaque_user_data(wsi);
-	struct s3	*s;
-
-	(void)user;
-	(void)in;
-	(void)len;
-	if (k == NULL)
-		return 0;
-	s = k->s;
-	switch (reason) {
-	case LWS_CALLBACK_RAW_RX_FILE:
-		s3_act(s, k->fd, CURL_CSELECT_IN);
-		return 0;
-	case LWS_CALLBACK_RAW_WRITEABLE_FILE:
-		s3_act(s, k->fd, CURL_CSELECT_OUT);
-		/* k may be gone now: look it up again through wsi. */
-		if ((k = lws_get_opaque_user_data(wsi)) != NULL &&
-		    (k->what & CURL_POLL_OUT))
-			lws_sul_schedule(s->ctx, 0, &k->rearm, s3_sock_rearm,
-			    0);
-		return 0;
-	case LWS_CALLBACK_RAW_CLOSE_FILE:
-		/*
-		 * Hung up (reset, refused, peer closed): lws closed our dup.
-		 * curl still owns its own fd and must hear of it, or the
-		 * transfer waits for ever: tell it, let it read the end, and
-		 * if it still wants the socket afterwards watch a fresh dup
-		 * (a dead socket polls ready at once, so curl sees the error
-		 * on its next read).
-		 */
-		lws_set_opaque_user_data(wsi, NULL);
-		k->wsi = NULL;
-		k->busy = 1;
-		s3_act(s, k->fd, CURL_CSELECT_IN | CURL_CSELECT_ERR);
-		k->busy = 0;
-		if (k->dead)
-			free(k);
-		else if (s3_sock_watch(k) != 0)
-			s3_act(s, k->fd, CURL_CSELECT_ERR);
-		return 0;
-	default:
-		return 0;
-	}
-}
-
-static void
-s3_check_done(struct s3 *s)
-{
-	struct s3_req	*q;
-	CURLMsg		*msg;
-	int		 left;
-
-	while ((msg = curl_multi_info_read(s->multi, &left)) != NULL) {
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		q = NULL;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
-		    (char **)&q);
-		curl_multi_remove_handle(s->multi, msg->easy_handle);
-		if (q == NULL)
-			continue;
-		q->result = msg->data.result;
-		q->done = 1;
-		s->inflight--;
-		task_cond_broadcast(&q->cv);
-	}
-}
-
 /* ---- the client -------------------------------------------------------- */
 
 int
-s3_new(struct s3 **out, struct lws_context *ctx, struct lws_vhost *vh,
-    const struct s3_config *c, struct errmsg *e)
+s3_new(struct s3 **out, struct curl_loop *loop, const struct s3_config *c,
+    struct errmsg *e)
 {
-	static int	 inited;
 	struct s3	*s;
 	size_t		 n;
 
+	(void)e;
 	*out = NULL;
-	if (!inited) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-			return errmsg_set(e, ERR_INTERNAL, "libcurl did not "
-			    "initialise");
-		inited = 1;
-	}
 	s = xcalloc(1, sizeof(*s));
-	s->ctx = ctx;
-	s->vh = vh;
+	s->loop = loop;
 	s->base = xstrdup(c->endpoint);
 	s->bucket = xstrdup(c->bucket);
 	s->path_style = c->path_style;
@@ -441,14 +219,6 @@ s3_new(struct s3 **out, struct lws_context *ctx, struct lws_vhost *vh,
 	snprintf(s->userpwd, n, "%s:%s", c->access_key, c->secret);
 	if (c->session_token != NULL)
 		s->token = xstrdup(c->session_token);
-	if ((s->multi = curl_multi_init()) == NULL) {
-		s3_free(s);
-		return errmsg_set(e, ERR_INTERNAL, "libcurl multi handle");
-	}
-	curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, s3_curl_socket);
-	curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
-	curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, s3_curl_timer);
-	curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
 	*out = s;
 	return 0;
 }
@@ -458,9 +228,6 @@ s3_free(struct s3 *s)
 {
 	if (s == NULL)
 		return;
-	if (s->multi != NULL)
-		curl_multi_cleanup(s->multi);
-	lws_sul_cancel(&s->timer);
 	free(s->base);
 	free(s->bucket);
 	free(s->sigv4);
@@ -674,7 +441,6 @@ s3_req_init(struct s3 *s, struct s3_req *q, const char *method, char *url,
 	if (q->easy == NULL)
 		fatal("out of memory (curl_easy_init)");
 	curl_easy_setopt(q->easy, CURLOPT_URL, url);
-	curl_easy_setopt(q->easy, CURLOPT_PRIVATE, q);
 	curl_easy_setopt(q->easy, CURLOPT_ERRORBUFFER, q->errbuf);
 	curl_easy_setopt(q->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(q->easy, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -730,8 +496,7 @@ static void
 s3_req_start(struct s3_req *q)
 {
 	curl_easy_setopt(q->easy, CURLOPT_HTTPHEADER, q->hdrs);
-	q->s->inflight++;
-	curl_multi_add_handle(q->s->multi, q->easy);
+	curl_loop_start(q->s->loop, &q->x, q->easy);
 }
 
 /* The store's refusal in a sentence and a code. */
@@ -774,10 +539,8 @@ s3_req_refusal(struct s3_req *q, const char *what, struct errmsg *e)
 static int
 s3_req_wait(struct s3_req *q, const char *what, struct errmsg *e)
 {
-	while (!q->done)
-		if (task_cond_wait(&q->cv, -1) != 0)
-			return errmsg_set(e, ERR_INTERNAL, "an object store "
-			    "call outside a task");
+	if (curl_loop_wait(&q->x, e) != 0)
+		return ERR_INTERNAL;
 	curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
 	/* A stream's own failure, in its own words when it gave them. */
 	if (q->sink_err != 0 || q->src_err != 0) {
@@ -785,11 +548,11 @@ s3_req_wait(struct s3_req *q, const char *what, struct errmsg *e)
 
 		return e != NULL && e->code == c ? c : errmsg_code(e, c);
 	}
-	if (q->result != CURLE_OK)
+	if (q->x.result != CURLE_OK)
 		return errmsg_set(e, ERR_CONNECT, "object store at %s "
 		    "unreachable during %s: %s", q->s->base, what,
 		    q->errbuf[0] != '\0' ? q->errbuf :
-		    curl_easy_strerror(q->result));
+		    curl_easy_strerror(q->x.result));
 	if (q->status < 200 || q->status >= 300)
 		return s3_req_refusal(q, what, e);
 	return 0;
@@ -799,10 +562,7 @@ static void
 s3_req_free(struct s3_req *q)
 {
 	if (q->easy != NULL) {
-		if (!q->done && q->s->multi != NULL) {
-			curl_multi_remove_handle(q->s->multi, q->easy);
-			q->s->inflight--;
-		}
+		curl_loop_cancel(&q->x);
 		curl_easy_cleanup(q->easy);
 	}
 	curl_slist_free_all(q->hdrs);

@@ -4,9 +4,8 @@
  *
  * Every call is made from a task (task.h) and reads as a blocking call:
  * the request is an easy handle on one curl multi handle, driven by the
- * multi-socket API from the lws loop (curl's sockets are adopted into lws
- * as raw descriptors, its timer is an lws sul), and the task waits on a
- * condition until curl says the transfer is done.  So no call blocks the
+ * multi-socket API from the lws loop (curl-loop.h), and the task waits
+ * until curl says the transfer is done.  So no call blocks the
  * loop thread, and many tasks may have requests in flight at once.
  *
  * Memory is bounded whatever an object's size: GET hands the body to a
@@ -33,15 +32,11 @@
 
 #include "err.h"
 
-#define S3_FD_PROTOCOL		"rakazo-s3-fd"
 #define S3_PART_DEFAULT		(16 * 1024 * 1024)
 #define S3_PART_MIN		(5 * 1024 * 1024)	/* S3's own floor */
 #define S3_PART_MAX		(5ULL * 1024 * 1024 * 1024)
 #define S3_PARTS_MAX		10000
 #define S3_KEY_MAX		1024
-
-/* Add to the protocol list of the vhost given to s3_new(). */
-extern const struct lws_protocols	s3_fd_protocol;
 
 struct s3_config {
 	char		*bucket;
@@ -71,8 +66,9 @@ void	s3_config_release(struct s3_config *c);
 
 struct s3;
 
-/* A client on ctx's loop; vh must list s3_fd_protocol. */
-int	s3_new(struct s3 **out, struct lws_context *ctx, struct lws_vhost *vh,
+/* A client whose requests run on loop (curl-loop.h), shared or not. */
+struct curl_loop;
+int	s3_new(struct s3 **out, struct curl_loop *loop,
 	    const struct s3_config *c, struct errmsg *e);
 /* No request may be in flight. */
 void	s3_free(struct s3 *s);
