@@ -56,7 +56,7 @@ art_act(struct gclient *c, const char *bot, json_t *actions)
 {
 	struct art_call	 ac;
 	json_t		*args, *res;
-	char		 err[256];
+	struct errmsg	 err;
 	double		 t0, us;
 	int		 r;
 
@@ -72,8 +72,8 @@ art_act(struct gclient *c, const char *bot, json_t *actions)
 		return r;
 	us = bench_now_us() - t0;
 	if (!json_is_true(json_object_get(ac.reply, "ok"))) {
-		gclient_reply_error(ac.reply, err, sizeof err);
-		printf("error %s\n", err);
+		gclient_reply_error(ac.reply, &err);
+		printf("error %s\n", err.msg);
 	} else {
 		res = json_object_get(ac.reply, "result");
 		printf("ok us=%.0f completed=%lld\n", us, (long long)
@@ -152,7 +152,8 @@ main(int argc, char **argv)
 {
 	struct gclient_opts	 opts;
 	struct gclient		*c;
-	char			 secret[SECRET_MAX + 1], err[256], line[4200];
+	struct errmsg		 err;
+	char			 secret[SECRET_MAX + 1], line[4200];
 	int			 r = 0;
 
 	if (argc != 4) {
@@ -168,8 +169,8 @@ main(int argc, char **argv)
 	memset(&opts, 0, sizeof opts);
 	opts.url = argv[1];
 	opts.secret = secret;
-	if (gclient_connect(&c, &opts, err, sizeof err) != 0) {
-		fprintf(stderr, "connect: %s\n", err);
+	if (gclient_connect(&c, &opts, &err) != 0) {
+		fprintf(stderr, "connect: %s\n", err.msg);
 		return 1;
 	}
 	while (r == 0 && fgets(line, sizeof line, stdin) != NULL)

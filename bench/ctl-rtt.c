@@ -5,7 +5,7 @@
  * guestd over one control connection, in the same run.  Not part of
  * `make check`.
  *
- *   ctl-rtt overhead CTL-URL TOKEN-FILE GUEST-URL SECRET-FILE COMPUTER N
+ *   ctl-rtt overhead CTL-URL TOKEN-FILE GUEST-URL SECRET-FILE COMPUTER N [BOT]
  *   ctl-rtt lease    CTL-URL TOKEN-FILE COMPUTER BOT N
  *   ctl-rtt act      CTL-URL TOKEN-FILE COMPUTER NBOTS N
  */
@@ -118,16 +118,19 @@ report(const char *what, double *v, int n, double *med)
 }
 
 static int
-overhead(char **argv)
+overhead(int argc, char **argv)
 {
 	struct gclient_opts	 o;
 	struct gclient		*c;
 	struct hc		 h;
 	json_t			*res = NULL;
-	char			 secret[256], err[256], body[512];
+	struct errmsg		 err;
+	char			 secret[256], body[512];
 	double			*d, *v, t0, md, mv, ms, me;
 	long long		 frame;
 	int			 n = atoi(argv[7]), i;
+	/* Its own bot per client: two clients at once never contend. */
+	const char		*bot = argc > 8 ? argv[8] : "bench";
 
 	if (n < 10 || hc_open(&h, argv[2], argv[3]) != 0 ||
 	    token_read_file(argv[5], secret, sizeof secret, 0) != 0)
@@ -136,13 +139,13 @@ overhead(char **argv)
 	o.url = argv[4];
 	o.secret = secret;
 	lws_set_log_level(0, NULL);
-	if (gclient_connect(&c, &o, err, sizeof err) != 0) {
-		fprintf(stderr, "connect: %s\n", err);
+	if (gclient_connect(&c, &o, &err) != 0) {
+		fprintf(stderr, "connect: %s\n", err.msg);
 		return 1;
 	}
 	/* Open the desktop through the controller; learn its frame. */
-	snprintf(body, sizeof body, "{\"computer\":\"%s\",\"bot\":\"bench\"}",
-	    argv[6]);
+	snprintf(body, sizeof body, "{\"computer\":\"%s\",\"bot\":\"%s\"}",
+	    argv[6], bot);
 	if (hc_req(&h, "POST", "/v1/tools/computer_observe", body, &res) !=
 	    200 || (frame = json_integer_value(json_object_get(res,
 	    "frame"))) <= 0) {
@@ -152,13 +155,13 @@ overhead(char **argv)
 	json_decref(res);
 	d = calloc((size_t)n, sizeof *d);
 	v = calloc((size_t)n, sizeof *v);
-	snprintf(body, sizeof body, "{\"computer\":\"%s\",\"bot\":\"bench\","
-	    "\"since_frame\":%lld}", argv[6], frame);
+	snprintf(body, sizeof body, "{\"computer\":\"%s\",\"bot\":\"%s\","
+	    "\"since_frame\":%lld}", argv[6], bot, frame);
 	for (i = 0; i < n; i++) {
 		t0 = bench_now_us();
 		if (gclient_call(c, "display.observe", json_pack("{s:s, s:I}",
-		    "bot", "bench", "since_frame", (json_int_t)frame), &res,
-		    err, sizeof err) != 0)
+		    "bot", bot, "since_frame", (json_int_t)frame), &res,
+		    &err) != 0)
 			return 1;
 		json_decref(res);
 		d[i] = bench_now_us() - t0;
@@ -172,12 +175,12 @@ overhead(char **argv)
 	report("controller computer_observe unch.", v, n, &mv);
 	printf("ratio controller/guestd observe (median): %.2f "
 	    "(+%.0fus per call)\n", mv / md, mv - md);
-	snprintf(body, sizeof body, "{\"computer\":\"%s\",\"bot\":\"bench\","
-	    "\"command\":\"true\"}", argv[6]);
+	snprintf(body, sizeof body, "{\"computer\":\"%s\",\"bot\":\"%s\","
+	    "\"command\":\"true\"}", argv[6], bot);
 	for (i = 0; i < n; i++) {
 		t0 = bench_now_us();
 		if (gclient_call(c, "exec", json_pack("{s:s}", "command",
-		    "true"), &res, err, sizeof err) != 0)
+		    "true"), &res, &err) != 0)
 			return 1;
 		json_decref(res);
 		d[i] = bench_now_us() - t0;
@@ -306,14 +309,14 @@ act(char **argv)
 int
 main(int argc, char **argv)
 {
-	if (argc == 8 && strcmp(argv[1], "overhead") == 0)
-		return overhead(argv);
+	if ((argc == 8 || argc == 9) && strcmp(argv[1], "overhead") == 0)
+		return overhead(argc, argv);
 	if (argc == 7 && strcmp(argv[1], "lease") == 0)
 		return lease(argv);
 	if (argc == 7 && strcmp(argv[1], "act") == 0)
 		return act(argv);
 	fprintf(stderr, "usage: ctl-rtt overhead CTL-URL TOKEN-FILE GUEST-URL "
-	    "SECRET-FILE COMPUTER N\n"
+	    "SECRET-FILE COMPUTER N [BOT]\n"
 	    "       ctl-rtt lease CTL-URL TOKEN-FILE COMPUTER BOT N\n"
 	    "       ctl-rtt act CTL-URL TOKEN-FILE COMPUTER NBOTS N\n");
 	return 2;

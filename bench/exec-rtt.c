@@ -38,7 +38,8 @@ main(int argc, char **argv)
 {
 	struct gclient_opts	 o;
 	struct gclient		*c;
-	char			 secret[SECRET_MAX + 1], err[256];
+	struct errmsg		 err;
+	char			 secret[SECRET_MAX + 1];
 	char			*bash_argv[] = { "bash", "-c", "true", NULL };
 	double			*guest, *local, t0, mg, ml;
 	json_t			*res;
@@ -61,8 +62,8 @@ main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.url = argv[1];
 	o.secret = secret;
-	if (gclient_connect(&c, &o, err, sizeof err) != 0) {
-		fprintf(stderr, "connect: %s\n", err);
+	if (gclient_connect(&c, &o, &err) != 0) {
+		fprintf(stderr, "connect: %s\n", err.msg);
 		return 1;
 	}
 	guest = calloc((size_t)n, sizeof *guest);
@@ -70,9 +71,9 @@ main(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		t0 = bench_now_us();
 		r = gclient_call(c, "exec", json_pack("{s:s}", "command",
-		    "true"), &res, err, sizeof err);
+		    "true"), &res, &err);
 		if (r != 0) {
-			fprintf(stderr, "exec: %s\n", err);
+			fprintf(stderr, "exec: %s\n", err.msg);
 			return 1;
 		}
 		json_decref(res);

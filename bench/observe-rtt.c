@@ -70,7 +70,7 @@ ort_observe(struct ort *o, json_t *args, double *us, size_t *bytes,
 {
 	struct ort_call	 oc;
 	json_t		*res;
-	char		 err[256];
+	struct errmsg	 err;
 	double		 t0;
 	int		 r;
 
@@ -84,8 +84,8 @@ ort_observe(struct ort *o, json_t *args, double *us, size_t *bytes,
 		return r;
 	*us = bench_now_us() - t0;
 	if (!json_is_true(json_object_get(oc.reply, "ok"))) {
-		r = gclient_reply_error(oc.reply, err, sizeof err);
-		fprintf(stderr, "observe: %s\n", err);
+		r = gclient_reply_error(oc.reply, &err);
+		fprintf(stderr, "observe: %s\n", err.msg);
 		json_decref(oc.reply);
 		return r;
 	}
@@ -193,7 +193,8 @@ main(int argc, char **argv)
 {
 	struct gclient_opts	 opts;
 	struct ort		 o;
-	char			 secret[SECRET_MAX + 1], err[256];
+	struct errmsg		 err;
+	char			 secret[SECRET_MAX + 1];
 	int			 n = 50, nu = 500, r;
 
 	if (argc != 4 && argc != 5 && argc != 6 && argc != 8) {
@@ -220,8 +221,8 @@ main(int argc, char **argv)
 	memset(&opts, 0, sizeof opts);
 	opts.url = argv[1];
 	opts.secret = secret;
-	if (gclient_connect(&o.c, &opts, err, sizeof err) != 0) {
-		fprintf(stderr, "connect: %s\n", err);
+	if (gclient_connect(&o.c, &opts, &err) != 0) {
+		fprintf(stderr, "connect: %s\n", err.msg);
 		return 1;
 	}
 	/* A few unmeasured calls first: connection and caches warm. */

@@ -36,7 +36,8 @@ main(int argc, char **argv)
 {
 	struct gclient_opts	 o;
 	struct gclient		*c;
-	char			 secret[SECRET_MAX + 1], err[256];
+	struct errmsg		 err;
+	char			 secret[SECRET_MAX + 1];
 	const char		*bot, *ref = NULL;
 	double			*snap, *act, t0, ms, ma;
 	json_t			*res, *el;
@@ -58,8 +59,8 @@ main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.url = argv[1];
 	o.secret = secret;
-	if (gclient_connect(&c, &o, err, sizeof err) != 0) {
-		fprintf(stderr, "connect: %s\n", err);
+	if (gclient_connect(&c, &o, &err) != 0) {
+		fprintf(stderr, "connect: %s\n", err.msg);
 		return 1;
 	}
 	snap = calloc((size_t)n, sizeof *snap);
@@ -69,8 +70,8 @@ main(int argc, char **argv)
 	for (k = 0; k < n; k++) {
 		t0 = bench_now_us();
 		if (gclient_call(c, "page.snapshot", json_pack("{s:s}", "bot",
-		    bot), &res, err, sizeof err) != 0) {
-			fprintf(stderr, "page.snapshot: %s\n", err);
+		    bot), &res, &err) != 0) {
+			fprintf(stderr, "page.snapshot: %s\n", err.msg);
 			return 1;
 		}
 		snap[k] = bench_now_us() - t0;
@@ -94,8 +95,8 @@ main(int argc, char **argv)
 		t0 = bench_now_us();
 		if (gclient_call(c, "page.act", json_pack("{s:s,s:[{s:s,s:s}]}",
 		    "bot", bot, "steps", "kind", "click", "ref", ref), &res,
-		    err, sizeof err) != 0) {
-			fprintf(stderr, "page.act: %s\n", err);
+		    &err) != 0) {
+			fprintf(stderr, "page.act: %s\n", err.msg);
 			return 1;
 		}
 		act[k] = bench_now_us() - t0;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "bytes.h"
 #include "err.h"
 
 void
@@ -94,8 +95,7 @@ buf_put_u16be(struct buf *b, uint16_t v)
 {
 	uint8_t	 x[2];
 
-	x[0] = (uint8_t)(v >> 8);
-	x[1] = (uint8_t)v;
+	bytes_put_be16(x, v);
 	return buf_append(b, x, sizeof(x));
 }
 
@@ -104,10 +104,7 @@ buf_put_u32be(struct buf *b, uint32_t v)
 {
 	uint8_t	 x[4];
 
-	x[0] = (uint8_t)(v >> 24);
-	x[1] = (uint8_t)(v >> 16);
-	x[2] = (uint8_t)(v >> 8);
-	x[3] = (uint8_t)v;
+	bytes_put_be32(x, v);
 	return buf_append(b, x, sizeof(x));
 }
 
@@ -150,24 +147,41 @@ cursor_left(const struct cursor *c)
 }
 
 int
-cursor_get_u8(struct cursor *c, uint8_t *v)
+cursor_peek_u8(const struct cursor *c, uint8_t *v)
 {
 	if (cursor_left(c) < 1)
 		return ERR_NEED_MORE;
 	*v = c->p[c->off];
+	return 0;
+}
+
+int
+cursor_get_u8(struct cursor *c, uint8_t *v)
+{
+	int	 r;
+
+	if ((r = cursor_peek_u8(c, v)) != 0)
+		return r;
 	c->off += 1;
+	return 0;
+}
+
+int
+cursor_peek_u16be(const struct cursor *c, uint16_t *v)
+{
+	if (cursor_left(c) < 2)
+		return ERR_NEED_MORE;
+	*v = bytes_be16(c->p + c->off);
 	return 0;
 }
 
 int
 cursor_get_u16be(struct cursor *c, uint16_t *v)
 {
-	const uint8_t	*p;
+	int	 r;
 
-	if (cursor_left(c) < 2)
-		return ERR_NEED_MORE;
-	p = c->p + c->off;
-	*v = (uint16_t)((p[0] << 8) | p[1]);
+	if ((r = cursor_peek_u16be(c, v)) != 0)
+		return r;
 	c->off += 2;
 	return 0;
 }
@@ -175,13 +189,9 @@ cursor_get_u16be(struct cursor *c, uint16_t *v)
 int
 cursor_peek_u32be(const struct cursor *c, uint32_t *v)
 {
-	const uint8_t	*p;
-
 	if (cursor_left(c) < 4)
 		return ERR_NEED_MORE;
-	p = c->p + c->off;
-	*v = ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
-	    ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+	*v = bytes_be32(c->p + c->off);
 	return 0;
 }
 
@@ -193,6 +203,16 @@ cursor_get_u32be(struct cursor *c, uint32_t *v)
 	if ((r = cursor_peek_u32be(c, v)) != 0)
 		return r;
 	c->off += 4;
+	return 0;
+}
+
+int
+cursor_get_u64be(struct cursor *c, uint64_t *v)
+{
+	if (cursor_left(c) < 8)
+		return ERR_NEED_MORE;
+	*v = bytes_be64(c->p + c->off);
+	c->off += 8;
 	return 0;
 }
 
@@ -211,6 +231,40 @@ cursor_skip(struct cursor *c, size_t n)
 {
 	if (n > cursor_left(c))
 		return ERR_NEED_MORE;
+	c->off += n;
+	return 0;
+}
+
+int
+cursor_expect(struct cursor *c, const void *lit, size_t n)
+{
+	if (n > cursor_left(c))
+		return ERR_NEED_MORE;
+	if (n > 0 && memcmp(c->p + c->off, lit, n) != 0)
+		return ERR_PROTOCOL;
+	c->off += n;
+	return 0;
+}
+
+int
+cursor_get_digits(struct cursor *c, size_t n, uint32_t *v)
+{
+	const uint8_t	*p;
+	uint32_t	 x = 0;
+	size_t		 i;
+
+	/* Nine digits always fit; a caller asking for more is a bug. */
+	if (n == 0 || n > 9)
+		return ERR_INTERNAL;
+	if (n > cursor_left(c))
+		return ERR_NEED_MORE;
+	p = c->p + c->off;
+	for (i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return ERR_PROTOCOL;
+		x = x * 10 + (uint32_t)(p[i] - '0');
+	}
+	*v = x;
 	c->off += n;
 	return 0;
 }

@@ -6,6 +6,8 @@
  * limit.  struct cursor reads from bytes it does not own following
  * peek -> check -> consume: every getter checks the remaining length first
  * (as a subtraction) and returns ERR_NEED_MORE without moving when short.
+ * Parsers of untrusted bytes read through a cursor and nothing else, so
+ * the bounds checks live here once instead of in every framer.
  */
 #ifndef COMMON_BUF_H
 #define COMMON_BUF_H
@@ -41,12 +43,27 @@ struct cursor {
 
 void	 cursor_init(struct cursor *c, const void *p, size_t len);
 size_t	 cursor_left(const struct cursor *c);
+/* 0, or ERR_NEED_MORE (nothing read, nothing moved). */
 int	 cursor_get_u8(struct cursor *c, uint8_t *v);
 int	 cursor_get_u16be(struct cursor *c, uint16_t *v);
 int	 cursor_get_u32be(struct cursor *c, uint32_t *v);
+int	 cursor_get_u64be(struct cursor *c, uint64_t *v);
+int	 cursor_peek_u8(const struct cursor *c, uint8_t *v);
+int	 cursor_peek_u16be(const struct cursor *c, uint16_t *v);
 int	 cursor_peek_u32be(const struct cursor *c, uint32_t *v);
 /* Point *out at the next n bytes (no copy) and consume them. */
 int	 cursor_get_bytes(struct cursor *c, size_t n, const uint8_t **out);
 int	 cursor_skip(struct cursor *c, size_t n);
+/*
+ * Consume the n bytes of lit if they come next: 0, ERR_NEED_MORE when
+ * fewer than n are left, ERR_PROTOCOL when they differ (not moved).
+ */
+int	 cursor_expect(struct cursor *c, const void *lit, size_t n);
+/*
+ * Exactly n ASCII decimal digits as a number: 0, ERR_NEED_MORE, or
+ * ERR_PROTOCOL for anything else (not moved); n must be 1..9 so the
+ * value fits (else ERR_INTERNAL).
+ */
+int	 cursor_get_digits(struct cursor *c, size_t n, uint32_t *v);
 
 #endif

@@ -3,7 +3,7 @@
  * states each setting once.  Precedence: a flag beats its environment
  * variable, which beats the default the caller stored in *dst.  Errors
  * name the flag or variable; a value is quoted back only when its name
- * does not look secret (SPEC X-5).
+ * does not look secret (doc/DESIGN.md X-5).
  *
  * For CONFIG_INT and CONFIG_SIZE, min == max == 0 means "no bounds".
  */
@@ -23,18 +23,16 @@
 #include "xmalloc.h"
 
 static void
-config_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+config_err(struct errmsg *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void
-config_err(char *err, size_t errlen, const char *fmt, ...)
+config_err(struct errmsg *err, const char *fmt, ...)
 {
 	va_list	 ap;
 
-	if (err == NULL || errlen == 0)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
+	errmsg_vset(err, ERR_CONFIG, fmt, ap);
 	va_end(ap);
 }
 
@@ -193,8 +191,8 @@ config_bounded(const struct config_opt *o)
 
 /* Store value (from a flag or, when env, a variable) into o->dst. */
 static int
-config_set(const struct config_opt *o, const char *value, int env, char *err,
-    size_t errlen)
+config_set(const struct config_opt *o, const char *value, int env,
+    struct errmsg *err)
 {
 	char		 where[128], shown[64], *end;
 	long long	 i;
@@ -212,7 +210,7 @@ config_set(const struct config_opt *o, const char *value, int env, char *err,
 		return 0;
 	case CONFIG_BOOL:
 		if (config_bool(value, &b) != 0) {
-			config_err(err, errlen, "%s: %s is not a boolean "
+			config_err(err, "%s: %s is not a boolean "
 			    "(use 1, 0, true or false).", where, shown);
 			return ERR_CONFIG;
 		}
@@ -224,11 +222,11 @@ config_set(const struct config_opt *o, const char *value, int env, char *err,
 		if (*value == '\0' || *end != '\0' || errno != 0 ||
 		    (config_bounded(o) && (i < o->min || i > o->max))) {
 			if (config_bounded(o))
-				config_err(err, errlen, "%s: %s is not an "
+				config_err(err, "%s: %s is not an "
 				    "integer from %" PRId64 " to %" PRId64 ".",
 				    where, shown, o->min, o->max);
 			else
-				config_err(err, errlen, "%s: %s is not an "
+				config_err(err, "%s: %s is not an "
 				    "integer.", where, shown);
 			return ERR_CONFIG;
 		}
@@ -239,7 +237,7 @@ config_set(const struct config_opt *o, const char *value, int env, char *err,
 		    (config_bounded(o) && ((o->min > 0 &&
 		    u < (uint64_t)o->min) || o->max < 0 ||
 		    u > (uint64_t)o->max))) {
-			config_err(err, errlen, "%s: %s is not a size in "
+			config_err(err, "%s: %s is not a size in "
 			    "range (a number with an optional K, M or G "
 			    "suffix).", where, shown);
 			return ERR_CONFIG;
@@ -247,13 +245,13 @@ config_set(const struct config_opt *o, const char *value, int env, char *err,
 		*(uint64_t *)o->dst = u;
 		return 0;
 	}
-	config_err(err, errlen, "%s: unknown option type.", where);
+	config_err(err, "%s: unknown option type.", where);
 	return ERR_CONFIG;
 }
 
 /* The option as the user typed it, without any "=value" part. */
 static void
-config_badopt(char *err, size_t errlen, const char *arg, const char *why)
+config_badopt(struct errmsg *err, const char *arg, const char *why)
 {
 	size_t	 n;
 
@@ -262,12 +260,12 @@ config_badopt(char *err, size_t errlen, const char *arg, const char *why)
 	n = strcspn(arg, "=");
 	if (n > 64)
 		n = 64;
-	config_err(err, errlen, "Option %.*s: %s.", (int)n, arg, why);
+	config_err(err, "Option %.*s: %s.", (int)n, arg, why);
 }
 
 int
 config_parse(const struct config_opt *opts, size_t nopts, int argc,
-    char **argv, int *next, char *err, size_t errlen)
+    char **argv, int *next, struct errmsg *err)
 {
 	struct option	*lo = NULL;
 	char		*seen = NULL;
@@ -275,8 +273,7 @@ config_parse(const struct config_opt *opts, size_t nopts, int argc,
 	size_t		 i;
 	int		 c, idx, r = ERR_CONFIG;
 
-	if (err != NULL && errlen > 0)
-		err[0] = '\0';
+	errmsg_clear(err);
 	if (next != NULL)
 		*next = argc > 0 ? 1 : 0;
 	lo = xcalloc(nopts + 1, sizeof(*lo));
@@ -298,21 +295,21 @@ config_parse(const struct config_opt *opts, size_t nopts, int argc,
 			break;
 		arg = idx < argc ? argv[idx] : NULL;
 		if (c == ':') {
-			config_badopt(err, errlen, arg, "needs a value");
+			config_badopt(err, arg, "needs a value");
 			goto out;
 		}
 		if (c < 256 || (size_t)(c - 256) >= nopts) {
 			if (optopt >= 256)
-				config_badopt(err, errlen, arg,
+				config_badopt(err, arg,
 				    "takes no value");
 			else
-				config_badopt(err, errlen, arg,
+				config_badopt(err, arg,
 				    "is not known");
 			goto out;
 		}
 		i = (size_t)(c - 256);
 		if ((r = config_set(&opts[i], opts[i].type == CONFIG_BOOL ?
-		    "1" : optarg, 0, err, errlen)) != 0)
+		    "1" : optarg, 0, err)) != 0)
 			goto out;
 		r = ERR_CONFIG;
 		seen[i] = 1;
@@ -324,7 +321,7 @@ config_parse(const struct config_opt *opts, size_t nopts, int argc,
 		if (seen[i] || opts[i].env == NULL ||
 		    (v = getenv(opts[i].env)) == NULL)
 			continue;
-		if ((r = config_set(&opts[i], v, 1, err, errlen)) != 0)
+		if ((r = config_set(&opts[i], v, 1, err)) != 0)
 			goto out;
 	}
 	r = 0;

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct errmsg;
+
 enum config_type {
 	CONFIG_STR,	/* const char ** (points into argv/environ) */
 	CONFIG_INT,	/* int64_t *, bounded by min/max */
@@ -32,7 +34,7 @@ struct config_opt {
  * here.  Returns 0 or ERR_CONFIG with err filled.
  */
 int	 config_parse(const struct config_opt *opts, size_t nopts, int argc,
-	    char **argv, int *next, char *err, size_t errlen);
+	    char **argv, int *next, struct errmsg *err);
 /* Parse "64M" etc. into *out; 0 or ERR_CONFIG. */
 int	 config_parse_size(const char *s, uint64_t *out);
 /* Split "host:port" ("[::1]:80" too); port 0..65535.  0 or ERR_CONFIG. */

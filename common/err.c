@@ -1,7 +1,8 @@
 /*
- * Stable error codes and their sentences (SPEC X-6).  The table is indexed
- * by -code so err_name() and err_message() are a bounds check and a load;
- * names never change once published because clients match on them.
+ * Stable error codes and their sentences (doc/DESIGN.md X-6).  The table
+ * is indexed by -code so err_name() and err_message() are a bounds check
+ * and a load; names never change once published because clients match on
+ * them.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -134,6 +135,18 @@ static const struct err_entry err_table[] = {
 	    "The request needs a Content-Length header." },
 	[-ERR_DISPLAY_MISMATCH] = { "DISPLAY_MISMATCH",
 	    "The command names another display than the request's." },
+	[-ERR_CHECKPOINT_FAILED] = { "CHECKPOINT_FAILED",
+	    "The workspace could not be saved to the home store; the "
+	    "previous revision is unchanged." },
+	[-ERR_RESTORE_FAILED] = { "RESTORE_FAILED",
+	    "The stored workspace could not be restored; the computer's "
+	    "workspace and the home store are unchanged." },
+	[-ERR_NO_REVISION] = { "NO_SUCH_REVISION",
+	    "The home store holds no such revision of this computer." },
+	[-ERR_HOME_STORE] = { "HOME_STORE_ERROR",
+	    "The home store failed." },
+	[-ERR_STORE_UNAVAILABLE] = { "STATE_STORE_UNAVAILABLE",
+	    "The state store cannot be reached; try again." },
 	[-ERR_SEAL_FORMAT] = { "SEAL_FORMAT_INVALID",
 	    "The sealed archive's header is not valid." },
 	[-ERR_SEAL_VERSION] = { "SEAL_VERSION_UNSUPPORTED",
@@ -219,18 +232,26 @@ err_from_errno(int errnum)
 }
 
 int
-errmsg_set(struct errmsg *e, int code, const char *fmt, ...)
+errmsg_vset(struct errmsg *e, int code, const char *fmt, va_list ap)
 {
-	va_list	ap;
-
 	if (e == NULL)
 		return code;
 	e->code = code;
-	va_start(ap, fmt);
 	if (vsnprintf(e->msg, sizeof(e->msg), fmt, ap) < 0)
 		e->msg[0] = '\0';
-	va_end(ap);
 	return code;
+}
+
+int
+errmsg_set(struct errmsg *e, int code, const char *fmt, ...)
+{
+	va_list	ap;
+	int	r;
+
+	va_start(ap, fmt);
+	r = errmsg_vset(e, code, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 int

@@ -1,11 +1,13 @@
 /*
- * Stable error codes (SPEC X-6).  Every error a client can see has a
+ * Stable error codes (doc/DESIGN.md X-6).  Every error a client can see has a
  * machine-readable name that never changes and a human sentence.  Codes are
  * negative ints so functions can return them directly; 0 is success.
  * Add new codes at the end of the table in err.c, never renumber.
  */
 #ifndef COMMON_ERR_H
 #define COMMON_ERR_H
+
+#include <stdarg.h>
 
 enum err_code {
 	ERR_OK = 0,
@@ -77,16 +79,21 @@ enum err_code {
 	ERR_LENGTH_REQUIRED = -66,	/* LENGTH_REQUIRED */
 	ERR_DISPLAY_MISMATCH = -67,	/* DISPLAY_MISMATCH */
 	ERR_SHARED_USER = -68,	/* SHARED_USER */
-	ERR_SEAL_FORMAT = -69,	/* SEAL_FORMAT_INVALID */
-	ERR_SEAL_VERSION = -70,	/* SEAL_VERSION_UNSUPPORTED */
-	ERR_SEAL_AUTH = -71,	/* SEAL_AUTH_FAILED */
-	ERR_SEAL_TRUNCATED = -72,	/* SEAL_TRUNCATED */
-	ERR_SEAL_WRONG_OBJECT = -73,	/* SEAL_WRONG_OBJECT */
-	ERR_KEY_INVALID = -74,	/* KEY_INVALID */
-	ERR_S3 = -75,	/* OBJECT_STORE_ERROR */
-	ERR_S3_DENIED = -76,	/* OBJECT_STORE_DENIED */
-	ERR_S3_NO_BUCKET = -77,	/* OBJECT_STORE_NO_BUCKET */
-	ERR__LAST = -78
+	ERR_CHECKPOINT_FAILED = -69,	/* CHECKPOINT_FAILED */
+	ERR_RESTORE_FAILED = -70,	/* RESTORE_FAILED */
+	ERR_NO_REVISION = -71,	/* NO_SUCH_REVISION */
+	ERR_HOME_STORE = -72,	/* HOME_STORE_ERROR */
+	ERR_STORE_UNAVAILABLE = -73,	/* STATE_STORE_UNAVAILABLE */
+	ERR_SEAL_FORMAT = -74,	/* SEAL_FORMAT_INVALID */
+	ERR_SEAL_VERSION = -75,	/* SEAL_VERSION_UNSUPPORTED */
+	ERR_SEAL_AUTH = -76,	/* SEAL_AUTH_FAILED */
+	ERR_SEAL_TRUNCATED = -77,	/* SEAL_TRUNCATED */
+	ERR_SEAL_WRONG_OBJECT = -78,	/* SEAL_WRONG_OBJECT */
+	ERR_KEY_INVALID = -79,	/* KEY_INVALID */
+	ERR_S3 = -80,	/* OBJECT_STORE_ERROR */
+	ERR_S3_DENIED = -81,	/* OBJECT_STORE_DENIED */
+	ERR_S3_NO_BUCKET = -82,	/* OBJECT_STORE_NO_BUCKET */
+	ERR__LAST = -83
 };
 
 /* "PATH_OUTSIDE_WORKSPACE"; "INTERNAL" for unknown codes. */
@@ -112,6 +119,9 @@ struct errmsg {
 /* Record code with a printf sentence; returns code.  e may be NULL. */
 int		 errmsg_set(struct errmsg *e, int code, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
+/* errmsg_set with a va_list, for functions that take a format. */
+int		 errmsg_vset(struct errmsg *e, int code, const char *fmt,
+		    va_list ap) __attribute__((format(printf, 3, 0)));
 /* Record code with its table sentence; returns code.  e may be NULL. */
 int		 errmsg_code(struct errmsg *e, int code);
 /* Forget what was recorded. */

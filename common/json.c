@@ -7,8 +7,10 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "err.h"
 #include "json.h"
 
@@ -250,33 +252,34 @@ jsonx_dump(const json_t *j, size_t *lenp)
 size_t
 jsonx_utf8_len(const uint8_t *p, size_t n, uint32_t *cp)
 {
+	struct cursor	 cur;
 	uint32_t	 c;
 	size_t		 len, i;
+	uint8_t		 b;
 
-	if (n == 0)
+	cursor_init(&cur, p, n);
+	if (cursor_get_u8(&cur, &b) != 0)
 		return 0;
-	if (p[0] < 0x80) {
-		c = p[0];
+	if (b < 0x80) {
+		c = b;
 		len = 1;
 		goto out;
 	}
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+	if (b >= 0xc2 && b <= 0xdf) {
 		len = 2;
-		c = p[0] & 0x1f;
-	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		c = b & 0x1f;
+	} else if (b >= 0xe0 && b <= 0xef) {
 		len = 3;
-		c = p[0] & 0x0f;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		c = b & 0x0f;
+	} else if (b >= 0xf0 && b <= 0xf4) {
 		len = 4;
-		c = p[0] & 0x07;
+		c = b & 0x07;
 	} else
 		return 0;
-	if (n < len)
-		return 0;
 	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
+		if (cursor_get_u8(&cur, &b) != 0 || (b & 0xc0) != 0x80)
 			return 0;
-		c = (c << 6) | (p[i] & 0x3f);
+		c = (c << 6) | (b & 0x3f);
 	}
 	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
 	    (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
@@ -301,4 +304,38 @@ jsonx_utf8_fix(char *s)
 		p += k;
 		n -= k;
 	}
+}
+
+json_t *
+jsonx_name_string(const char *name, size_t len, int *escaped)
+{
+	static const char	 hexd[] = "0123456789abcdef";
+	const uint8_t		*p = (const uint8_t *)name;
+	size_t			 i, k, o = 0;
+	char			*esc;
+	json_t			*j;
+
+	if (escaped != NULL)
+		*escaped = 0;
+	if ((j = json_stringn(name, len)) != NULL)
+		return j;
+	if ((esc = malloc(4 * len + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < len; i += k) {
+		if ((k = jsonx_utf8_len(p + i, len - i, NULL)) != 0) {
+			memcpy(esc + o, p + i, k);
+			o += k;
+			continue;
+		}
+		k = 1;
+		esc[o++] = '\\';
+		esc[o++] = 'x';
+		esc[o++] = hexd[p[i] >> 4];
+		esc[o++] = hexd[p[i] & 15];
+	}
+	j = json_stringn(esc, o);
+	free(esc);
+	if (escaped != NULL && j != NULL)
+		*escaped = 1;
+	return j;
 }

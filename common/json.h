@@ -51,5 +51,11 @@ char	*jsonx_dump(const json_t *j, size_t *lenp);
  */
 size_t	 jsonx_utf8_len(const uint8_t *p, size_t n, uint32_t *cp);
 void	 jsonx_utf8_fix(char *s);
+/*
+ * A file name as a JSON string, never lost: each byte of name (len bytes)
+ * that starts no valid UTF-8 sequence is written as \xHH.  *escaped (may
+ * be NULL) says whether any was.  NULL only when out of memory.
+ */
+json_t	*jsonx_name_string(const char *name, size_t len, int *escaped);
 
 #endif

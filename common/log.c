@@ -1,8 +1,8 @@
 /*
  * Logging: one key=value line per event, written with a single write(2)
  * so lines from forked children and threads never interleave.  The whole
- * line goes through redact_text() before it leaves the process (SPEC X-5):
- * callers should not log secrets, but a URL with credentials or a header
+ * line goes through redact_text() before it leaves the process (doc/DESIGN.md
+ * X-5): callers should not log secrets, but a URL with credentials or a header
  * that slipped into a value is masked anyway.
  */
 #define _GNU_SOURCE

@@ -2,7 +2,8 @@
  * Logging: one line per event, "ts=... level=info event=exec.start k=v ...".
  * Every line passes through redact_text() before it is written, so a value
  * that slipped through (a URL with credentials, a bearer token) is masked
- * anyway (SPEC X-5).  Logs go to stderr unless log_set_fd() says otherwise.
+ * anyway (doc/DESIGN.md X-5).  Logs go to stderr unless log_set_fd()
+ * says otherwise.
  */
 #ifndef COMMON_LOG_H
 #define COMMON_LOG_H

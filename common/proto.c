@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "bytes.h"
 #include "err.h"
 #include "proto.h"
 
@@ -14,10 +15,7 @@ void
 proto_frame_header(uint8_t hdr[PROTO_FRAME_HDR], uint32_t id, uint8_t channel,
     uint8_t flags)
 {
-	hdr[0] = (uint8_t)(id >> 24);
-	hdr[1] = (uint8_t)(id >> 16);
-	hdr[2] = (uint8_t)(id >> 8);
-	hdr[3] = (uint8_t)id;
+	bytes_put_be32(hdr, id);
 	hdr[4] = channel;
 	hdr[5] = flags;
 }

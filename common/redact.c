@@ -1,6 +1,6 @@
 /*
- * Masking of secrets in free text (SPEC X-5).  Every log line and error
- * sentence passes through redact_text(), so it must be cheap, bounded and
+ * Masking of secrets in free text (doc/DESIGN.md X-5).  Every log line and
+ * error sentence passes through redact_text(), so it must be cheap, bounded and
  * safe on hostile input: one forward pass over src (each byte is looked at
  * a small constant number of times), output truncated at dstlen and never
  * overflowed.  It errs on the side of masking too much: a log line that

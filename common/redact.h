@@ -1,6 +1,6 @@
 /*
- * Redaction of secrets in free text (SPEC X-5).  Used by every log and error
- * path.  It masks:
+ * Redaction of secrets in free text (doc/DESIGN.md X-5).  Used by every log and
+ * error path.  It masks:
  *   - credentials in URLs:      scheme://user:pass@host -> scheme://[REDACTED]@host
  *   - Authorization / Proxy-Authorization / Cookie / Set-Cookie header values
  *   - "Bearer <tok>" and "Basic <tok>"

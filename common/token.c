@@ -15,11 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base64.h"
 #include "err.h"
 #include "token.h"
-
-static const char token_b64[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 int
 token_random(void *p, size_t n)
@@ -37,34 +35,6 @@ token_random(void *p, size_t n)
 		n -= (size_t)r;
 	}
 	return 0;
-}
-
-/* base64url without padding; out needs 4 * ceil(n / 3) + 1 bytes. */
-static void
-token_b64url(const uint8_t *in, size_t n, char *out)
-{
-	size_t	 i, o = 0;
-	uint32_t v;
-
-	for (i = 0; i + 3 <= n; i += 3) {
-		v = ((uint32_t)in[i] << 16) | ((uint32_t)in[i + 1] << 8) |
-		    in[i + 2];
-		out[o++] = token_b64[(v >> 18) & 63];
-		out[o++] = token_b64[(v >> 12) & 63];
-		out[o++] = token_b64[(v >> 6) & 63];
-		out[o++] = token_b64[v & 63];
-	}
-	if (n - i == 1) {
-		v = (uint32_t)in[i] << 16;
-		out[o++] = token_b64[(v >> 18) & 63];
-		out[o++] = token_b64[(v >> 12) & 63];
-	} else if (n - i == 2) {
-		v = ((uint32_t)in[i] << 16) | ((uint32_t)in[i + 1] << 8);
-		out[o++] = token_b64[(v >> 18) & 63];
-		out[o++] = token_b64[(v >> 12) & 63];
-		out[o++] = token_b64[(v >> 6) & 63];
-	}
-	out[o] = '\0';
 }
 
 int
@@ -85,7 +55,7 @@ token_new(char *out, size_t outlen)
 	do {
 		if ((r = token_random(raw, sizeof(raw))) != 0)
 			goto out;
-		token_b64url(raw, sizeof(raw), out);
+		(void)base64_encode_url(raw, sizeof(raw), out);
 	} while (out[0] == '-');
 	r = 0;
 out:

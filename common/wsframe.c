@@ -4,8 +4,8 @@
  *
  * We frame ourselves rather than through lws's client because lws 4.1
  * parses what it receives one byte at a time; here a frame is one header
- * parse and then its payload moves in bulk.  The SHA-1 and base64 of the
- * handshake come from lws (already linked) so no crypto library is added.
+ * parse and then its payload moves in bulk.  The SHA-1 of the handshake
+ * comes from lws (already linked) so no crypto library is added.
  */
 #include "autoconf.h"
 
@@ -16,7 +16,11 @@
 
 #include <libwebsockets.h>
 
+#include "base64.h"
+#include "buf.h"
+#include "bytes.h"
 #include "err.h"
+#include "http-head.h"
 #include "token.h"
 #include "wsframe.h"
 
@@ -25,41 +29,39 @@
 int
 wsframe_header(const uint8_t *p, size_t n, size_t max, struct wsframe *f)
 {
+	struct cursor	c;
 	uint64_t	len;
-	size_t		hdr = 2, i;
+	uint16_t	len16;
+	uint8_t		b0, b1;
 
 	memset(f, 0, sizeof(*f));
 	/* The total must fit the int we return. */
 	if (max > (size_t)INT_MAX - WSFRAME_MAX_HDR)
 		max = (size_t)INT_MAX - WSFRAME_MAX_HDR;
-	if (n < 2)
+	cursor_init(&c, p, n);
+	if (cursor_get_u8(&c, &b0) != 0 || cursor_get_u8(&c, &b1) != 0)
 		return 0;
 	/* No extensions were negotiated: RSV bits must be clear. */
-	if (p[0] & 0x70)
+	if (b0 & 0x70)
 		return ERR_PROTOCOL;
 	/* A server never masks (RFC 6455 5.1). */
-	if (p[1] & 0x80)
+	if (b1 & 0x80)
 		return ERR_PROTOCOL;
-	f->fin = (p[0] & 0x80) != 0;
-	f->opcode = p[0] & 0x0f;
-	len = p[1] & 0x7f;
+	f->fin = (b0 & 0x80) != 0;
+	f->opcode = b0 & 0x0f;
+	len = b1 & 0x7f;
 	if (len == 126) {
-		if (n < 4)
+		if (cursor_get_u16be(&c, &len16) != 0)
 			return 0;
-		len = ((uint64_t)p[2] << 8) | p[3];
+		len = len16;
 		/* Only the shortest encoding is valid (5.2). */
 		if (len < 126)
 			return ERR_PROTOCOL;
-		hdr = 4;
 	} else if (len == 127) {
-		if (n < 10)
+		if (cursor_get_u64be(&c, &len) != 0)
 			return 0;
-		len = 0;
-		for (i = 0; i < 8; i++)
-			len = (len << 8) | p[2 + i];
 		if (len >> 63 || len < 65536)
 			return ERR_PROTOCOL;
-		hdr = 10;
 	}
 	switch (f->opcode) {
 	case WSFRAME_CONT:
@@ -77,9 +79,9 @@ wsframe_header(const uint8_t *p, size_t n, size_t max, struct wsframe *f)
 	}
 	if (len > max)
 		return ERR_TOO_LARGE;
-	f->hdrlen = hdr;
+	f->hdrlen = c.off;
 	f->len = (size_t)len;
-	return (int)hdr;
+	return (int)c.off;
 }
 
 int
@@ -99,19 +101,19 @@ size_t
 wsframe_client_header(uint8_t *hdr, int opcode, size_t n,
     const uint8_t mask[4])
 {
-	size_t	h = 0, i;
+	size_t	h = 0;
 
 	hdr[h++] = 0x80 | (uint8_t)(opcode & 0x0f);
 	if (n < 126)
 		hdr[h++] = 0x80 | (uint8_t)n;
 	else if (n <= 0xffff) {
 		hdr[h++] = 0x80 | 126;
-		hdr[h++] = (uint8_t)(n >> 8);
-		hdr[h++] = (uint8_t)n;
+		bytes_put_be16(hdr + h, (uint16_t)n);
+		h += 2;
 	} else {
 		hdr[h++] = 0x80 | 127;
-		for (i = 0; i < 8; i++)
-			hdr[h++] = (uint8_t)((uint64_t)n >> (56 - 8 * i));
+		bytes_put_be64(hdr + h, (uint64_t)n);
+		h += 8;
 	}
 	memcpy(hdr + h, mask, 4);
 	return h + 4;
@@ -159,22 +161,18 @@ int
 wsframe_key(char *key)
 {
 	uint8_t	raw[16];
-	char	b64[64];
 
 	if (token_random(raw, sizeof(raw)) != 0)
 		return ERR_INTERNAL;
-	/* lws wants room beyond the text and its NUL. */
-	if (lws_b64_encode_string((const char *)raw, (int)sizeof(raw), b64,
-	    (int)sizeof(b64)) != WSFRAME_KEYLEN)
+	if (base64_encode(raw, sizeof(raw), key) != WSFRAME_KEYLEN)
 		return ERR_INTERNAL;
-	memcpy(key, b64, WSFRAME_KEYLEN + 1);
 	return 0;
 }
 
 int
 wsframe_accept(const char *key, char *out)
 {
-	char		buf[128], b64[64];
+	char		buf[128];
 	unsigned char	md[20];
 	int		n;
 
@@ -183,10 +181,8 @@ wsframe_accept(const char *key, char *out)
 		return ERR_INTERNAL;
 	if (lws_SHA1((const unsigned char *)buf, (size_t)n, md) == NULL)
 		return ERR_INTERNAL;
-	if (lws_b64_encode_string((const char *)md, (int)sizeof(md), b64,
-	    (int)sizeof(b64)) != WSFRAME_ACCEPTLEN)
+	if (base64_encode(md, sizeof(md), out) != WSFRAME_ACCEPTLEN)
 		return ERR_INTERNAL;
-	memcpy(out, b64, WSFRAME_ACCEPTLEN + 1);
 	return 0;
 }
 
@@ -265,12 +261,8 @@ wsframe_response(const char *p, size_t n, const char *key, int *status)
 	end = memmem(p, scan, "\r\n\r\n", 4);
 	if (end == NULL)
 		return n >= WSFRAME_MAX_HEAD ? ERR_TOO_LARGE : 0;
-	if (end - p < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
+	if (http_head_status(p, (size_t)(end - p), status) != 0)
 		return ERR_PROTOCOL;
-	if (p[9] < '1' || p[9] > '5' || p[10] < '0' || p[10] > '9' ||
-	    p[11] < '0' || p[11] > '9')
-		return ERR_PROTOCOL;
-	*status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
 	if (*status != 101)
 		return ERR_CONNECT;
 	if (wsframe_accept(key, want) != 0)

@@ -52,20 +52,21 @@ activity_notify(void)
 	task_cond_broadcast(&activity_cv);
 }
 
-int
-activity_command(struct store *s, const char *computer, const char *bot,
-    const char *tool, int ok, const char *fmt, ...)
+static int	activity_vrecord(struct store *, const char *, const char *,
+		    const char *, const char *, int, const char *, va_list)
+		    __attribute__((format(printf, 7, 0)));
+
+static int
+activity_vrecord(struct store *s, const char *kind, const char *computer,
+    const char *bot, const char *tool, int ok, const char *fmt, va_list ap)
 {
 	struct store_event	 ev;
 	char			 raw[STORE_TEXT_MAX];
-	va_list			 ap;
 	char			*p;
 	int			 r;
 
 	memset(&ev, 0, sizeof ev);
-	va_start(ap, fmt);
 	vsnprintf(raw, sizeof raw, fmt, ap);
-	va_end(ap);
 	redact_text(ev.text, sizeof ev.text, raw);
 	/* A summary cut by a fixed buffer must still be a JSON string. */
 	jsonx_utf8_fix(ev.text);
@@ -74,12 +75,39 @@ activity_command(struct store *s, const char *computer, const char *bot,
 			*p = ' ';
 	snprintf(ev.computer, sizeof ev.computer, "%s", computer);
 	snprintf(ev.bot, sizeof ev.bot, "%s", bot);
-	snprintf(ev.kind, sizeof ev.kind, "%s", ACTIVITY_COMMAND);
+	snprintf(ev.kind, sizeof ev.kind, "%s", kind);
 	snprintf(ev.tool, sizeof ev.tool, "%s", tool);
 	ev.ok = ok;
 	ev.ts_ms = store_now_ms();
 	if ((r = store_event_add(s, &ev)) == 0)
 		activity_notify();
+	return r;
+}
+
+int
+activity_command(struct store *s, const char *computer, const char *bot,
+    const char *tool, int ok, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 r;
+
+	va_start(ap, fmt);
+	r = activity_vrecord(s, ACTIVITY_COMMAND, computer, bot, tool, ok,
+	    fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int
+activity_event(struct store *s, const char *kind, const char *computer,
+    const char *bot, const char *tool, int ok, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 r;
+
+	va_start(ap, fmt);
+	r = activity_vrecord(s, kind, computer, bot, tool, ok, fmt, ap);
+	va_end(ap);
 	return r;
 }
 

@@ -1,6 +1,6 @@
 /*
- * Activity (SPEC G-30): one computer.command event per mutating tool call,
- * its text redacted (X-5) before it is stored.  Read-only tools
+ * Activity (doc/DESIGN.md G-30): one computer.command event per mutating tool
+ * call, its text redacted (X-5) before it is stored.  Read-only tools
  * (read_file, list_files, observe) record nothing.
  */
 #ifndef CONTROLLER_ACTIVITY_H
@@ -17,6 +17,10 @@
 int	activity_command(struct store *s, const char *computer,
 	    const char *bot, const char *tool, int ok, const char *fmt, ...)
 	    __attribute__((format(printf, 6, 7)));
+/* An event of another kind (computer.checkpoint ...), redacted alike. */
+int	activity_event(struct store *s, const char *kind, const char *computer,
+	    const char *bot, const char *tool, int ok, const char *fmt, ...)
+	    __attribute__((format(printf, 7, 8)));
 /*
  * Long-poll support: every event recorded in this process, and every
  * change another process makes to the state store (serve watches it and

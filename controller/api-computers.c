@@ -24,6 +24,7 @@
 #include "activity.h"
 #include "api.h"
 #include "api-int.h"
+#include "checkpoint.h"
 #include "provider.h"
 #include "run-record.h"
 #include "store.h"
@@ -83,22 +84,41 @@ api_computers_start_lock(struct api_ctx *x, const char *id, int *fdp)
 int
 api_computers_ensure_running(struct api_ctx *x, struct store_computer *c)
 {
-	int	 r = 0, lk = -1;
+	struct errmsg	 e;
+	int	 r = 0, lk = -1, replaced = 0;
 
-	if ((r = api_computers_start_lock(x, c->id, &lk)) != 0) {
-		snprintf(x->err, sizeof x->err, "another start of the "
+	memset(&e, 0, sizeof e);
+	if ((r = api_computers_start_lock(x, c->id, &lk)) != 0)
+		return errmsg_set(&x->err, r, "another start of the "
 		    "computer did not finish");
-		return r;
-	}
 	/* Re-read: another request may have started it meanwhile. */
 	if ((r = store_computer_get(x->s, c->id, c)) != 0)
 		goto out;
-	if (provider_alive(x->a->prov, c) == 1)
+	/*
+	 * C-11: the reference is only passed back to the provider type
+	 * that made it; another type makes a replacement, restored below.
+	 */
+	if (strcmp(c->provider, provider_name(x->a->prov)) != 0) {
+		replaced = 1;
+		if (strcmp(c->state, "running") == 0)
+			(void)run_record_ended(x->s, c->id, RUN_REPLACED);
+		snprintf(c->provider, sizeof c->provider, "%s",
+		    provider_name(x->a->prov));
+		snprintf(c->ref, sizeof c->ref, "{}");
+		snprintf(c->state, sizeof c->state, "stopped");
+	} else if (provider_alive(x->a->prov, c) == 1)
 		goto out;
 	if (strcmp(c->state, "running") == 0)
 		(void)run_record_ended(x->s, c->id, RUN_GONE);
-	if ((r = provider_start(x->a->prov, c, x->err, sizeof x->err)) != 0)
+	if ((r = provider_start(x->a->prov, c, &x->err)) != 0)
 		goto out;
+	/* C-8: the stored workspace is back before the first call. */
+	if ((r = checkpoint_after_start(x, c, replaced, &e)) != 0) {
+		x->err = e;
+		/* Stopped, so the next call tries the restore again. */
+		(void)provider_stop(x->a->prov, c);
+		goto out;
+	}
 	snprintf(c->state, sizeof c->state, "running");
 	c->updated_ms = c->last_used_ms = store_now_ms();
 	if ((r = store_computer_update(x->s, c)) != 0 ||
@@ -168,9 +188,8 @@ api_computers_create(struct api_ctx *x, const char **arg)
 	snprintf(c.state, sizeof c.state, "stopped");
 	snprintf(c.ref, sizeof c.ref, "{}");
 	c.created_ms = c.updated_ms = c.last_used_ms = store_now_ms();
-	if ((r = provider_admit(x->a->prov, x->s, c.id, x->err,
-	    sizeof x->err)) != 0) {
-		api_error(x, r, x->err);
+	if ((r = provider_admit(x->a->prov, x->s, c.id, &x->err)) != 0) {
+		api_error(x, r, x->err.msg);
 		return;
 	}
 	if ((r = store_computer_create(x->s, &c)) != 0) {
@@ -179,7 +198,7 @@ api_computers_create(struct api_ctx *x, const char **arg)
 		return;
 	}
 	if (start && (r = api_computers_ensure_running(x, &c)) != 0) {
-		api_error(x, r, x->err);
+		api_error(x, r, x->err.msg);
 		return;
 	}
 	api_reply(x, 201, api_computers_json(&c));
@@ -212,7 +231,7 @@ api_computers_show(struct api_ctx *x, const char **arg)
 	const char		*id = arg[0];
 	struct store_computer	 c;
 	struct store_run	 u;
-	json_t			*j;
+	json_t			*j, *hj;
 
 	if (api_computers_find(x, id, &c) != 0)
 		return;
@@ -220,6 +239,9 @@ api_computers_show(struct api_ctx *x, const char **arg)
 	if (store_run_current(x->s, id, &u) == 0)
 		json_object_set_new(j, "run", json_pack("{s:I, s:I}", "id",
 		    (json_int_t)u.id, "started_ms", (json_int_t)u.started_ms));
+	if ((hj = api_homes_latest_json(x, id)) == NULL)
+		hj = json_null();
+	json_object_set_new(j, "home", hj);
 	api_reply(x, 200, j);
 }
 
@@ -227,10 +249,22 @@ int
 api_computers_halt(struct api_ctx *x, struct store_computer *c,
     const char *reason, int destroy)
 {
+	struct store_home_rev	 h;
+	struct errmsg		 ce;
 	json_t	*res = NULL;
-	char	 e[API_ERRLEN];
+	struct errmsg	 e;
 	int	 r;
 
+	memset(&ce, 0, sizeof ce);
+	/*
+	 * C-8: the workspace is saved first; a failed save keeps the
+	 * computer running (its previous revision stays current).
+	 */
+	if (!destroy && provider_alive(x->a->prov, c) == 1 &&
+	    (r = checkpoint_save(x, c, reason, &h, &ce)) != 0) {
+		x->err = ce;
+		return r;
+	}
 	/*
 	 * Browsers close through DevTools first so their profiles (cookies,
 	 * sessions) are on disk whole before guestd stops; a failure here
@@ -238,7 +272,7 @@ api_computers_halt(struct api_ctx *x, struct store_computer *c,
 	 */
 	if (!destroy && provider_alive(x->a->prov, c) == 1) {
 		r = provider_call(x->a->prov, c, "browser.quiesce",
-		    json_object(), NULL, 0, &res, NULL, NULL, e, sizeof e);
+		    json_object(), NULL, 0, &res, NULL, NULL, &e);
 		json_decref(res);
 		if (r != 0 && r != ERR_UNKNOWN_OP)
 			log_warn("computer.quiesce_failed", "computer=%s code=%s",
@@ -250,8 +284,12 @@ api_computers_halt(struct api_ctx *x, struct store_computer *c,
 		return r;
 	if ((r = run_record_ended(x->s, c->id, reason)) != 0)
 		return r;
-	if (destroy)
+	if (destroy) {
+		if ((r = checkpoint_forget(x, c->id)) != 0)
+			log_warn("computer.home_forget", "computer=%s code=%s",
+			    c->id, err_name(r));
 		return store_computer_delete(x->s, c->id);
+	}
 	snprintf(c->state, sizeof c->state, "stopped");
 	c->updated_ms = store_now_ms();
 	if ((r = store_computer_update(x->s, c)) != 0)
@@ -278,9 +316,10 @@ api_computers_stop_delete(struct api_ctx *x, const char *id, int destroy)
 		    "this computer; release it or pass force.");
 		return;
 	}
+	errmsg_clear(&x->err);
 	if ((r = api_computers_halt(x, &c, destroy ? RUN_DELETED : RUN_STOPPED,
 	    destroy)) != 0) {
-		api_error(x, r, NULL);
+		api_error(x, r, x->err.msg[0] != '\0' ? x->err.msg : NULL);
 		return;
 	}
 	if (destroy)
@@ -317,7 +356,7 @@ api_computers_start(struct api_ctx *x, const char **arg)
 	if (api_computers_find(x, id, &c) != 0)
 		return;
 	if ((r = api_computers_ensure_running(x, &c)) != 0) {
-		api_error(x, r, x->err);
+		api_error(x, r, x->err.msg);
 		return;
 	}
 	api_reply(x, 200, api_computers_json(&c));

@@ -36,7 +36,7 @@ api_control_cap_revoke(struct api *a, struct store *s,
 	struct store_computer	 c;
 	struct store_bot	 b;
 	json_t			*res = NULL;
-	char			 e[256];
+	struct errmsg	 e;
 	int			 r;
 
 	r = store_computer_get(s, cap->computer, &c);
@@ -48,7 +48,7 @@ api_control_cap_revoke(struct api *a, struct store *s,
 		    json_pack("{s:s, s:s, s:I}", cap->cap_id[0] != '\0' ?
 		    "id" : "token", cap->cap_id[0] != '\0' ? cap->cap_id :
 		    cap->token, "bot", cap->bot, "fence", (json_int_t)b.fence),
-		    NULL, 0, &res, NULL, NULL, e, sizeof e);
+		    NULL, 0, &res, NULL, NULL, &e);
 		json_decref(res);
 		/* NOT_FOUND: it expired or its display closed already. */
 		if (r != 0 && r != ERR_NOT_FOUND) {
@@ -108,7 +108,7 @@ api_control_renew(struct api_ctx *x, const struct store_lease *l)
 	struct store_computer	 c;
 	struct store_cap	*caps;
 	json_t			*res;
-	char			 e[256];
+	struct errmsg	 e;
 	size_t			 n, i;
 	int64_t			 ttl;
 	int			 r, renewed = 0;
@@ -128,8 +128,7 @@ api_control_renew(struct api_ctx *x, const struct store_lease *l)
 		r = provider_call(x->a->prov, &c, "capability.renew",
 		    json_pack("{s:s, s:I, s:s, s:I}", "id", caps[i].cap_id,
 		    "ttl", (json_int_t)ttl, "bot", caps[i].bot, "fence",
-		    (json_int_t)l->fence), NULL, 0, &res, NULL, NULL, e,
-		    sizeof e);
+		    (json_int_t)l->fence), NULL, 0, &res, NULL, NULL, &e);
 		json_decref(res);
 		if (r == 0)
 			renewed++;
@@ -204,7 +203,7 @@ api_control_take(struct api_ctx *x, const char **arg)
 	}
 	if ((r = api_computers_ensure_running(x, &c)) != 0) {
 		(void)lease_release(x->s, l.id);
-		api_error(x, r, x->err);
+		api_error(x, r, x->err.msg);
 		return;
 	}
 	memset(&t, 0, sizeof t);
@@ -215,12 +214,11 @@ api_control_take(struct api_ctx *x, const char **arg)
 	t.fence = l.fence;
 	t.lease_expires_ms = l.expires_ms;
 	j = api_leases_json(&l);
-	if ((r = screen_url_grant(&t, "control", 0, &screen, x->err,
-	    sizeof x->err)) != 0) {
+	if ((r = screen_url_grant(&t, "control", 0, &screen, &x->err)) != 0) {
 		/* Without a screen there is no control to hand over. */
 		(void)lease_release(x->s, l.id);
 		json_decref(j);
-		api_error(x, r, x->err);
+		api_error(x, r, x->err.msg);
 		return;
 	}
 	if ((r = api_control_remember(x, &l, screen)) != 0) {

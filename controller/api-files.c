@@ -288,13 +288,13 @@ api_files_upload(struct api_ctx *x, struct store_computer *c,
 	    (json_int_t)x->q->length, "bot", fa->bot, "fence",
 	    (json_int_t)l->fence);
 	r = provider_call_upload(x->a->prov, c, "file.write", args, &fs.ps,
-	    res, x->err, sizeof x->err);
+	    res, &x->err);
 	fs.in->on_data = NULL;
 	fs.in->on_data_arg = NULL;
 	/* The client left: guestd's SIZE_MISMATCH says less than this. */
 	if (r != 0 && fs.in->broken != 0 && fs.got < x->q->length) {
 		r = ERR_PEER_GONE;
-		snprintf(x->err, sizeof x->err, "The client left after %lld "
+		errmsg_set(&x->err, r, "The client left after %lld "
 		    "of %lld bytes; the file is unchanged.",
 		    (long long)fs.got, (long long)x->q->length);
 	}
@@ -321,21 +321,21 @@ api_files_put(struct api_ctx *x, const char **arg)
 		goto done;
 	}
 	if ((r = api_computers_ensure_running(x, &c)) != 0) {
-		api_error(x, r, x->err);
+		api_error(x, r, x->err.msg);
 		goto done;
 	}
 	(void)store_computer_touch(x->s, id, store_now_ms());
-	x->err[0] = '\0';
+	errmsg_clear(&x->err);
 	r = api_files_upload(x, &c, &fa, &l, &res);
 	if (r == 0)
 		(void)activity_command(x->s, id, fa.bot, "put", 1, "put %.512s "
 		    "(%lld bytes)", fa.path, (long long)x->q->length);
 	else
 		(void)activity_command(x->s, id, fa.bot, "put", 0, "put %.512s "
-		    "failed: %s", fa.path, x->err[0] != '\0' ? x->err :
+		    "failed: %s", fa.path, x->err.msg[0] != '\0' ? x->err.msg :
 		    err_name(r));
 	if (r != 0)
-		api_error(x, r, x->err);
+		api_error(x, r, x->err.msg);
 	else
 		api_reply(x, 200, res);
 	res = NULL;
@@ -378,7 +378,7 @@ api_files_range(struct api_ctx *x, struct store_computer *c,
 	r = provider_call_download(x->a->prov, c, "file.read",
 	    json_pack("{s:s, s:I, s:i, s:s}", "path", fa->path, "offset",
 	    (json_int_t)off, "length", FILES_PIECE, "bot", fa->bot), &sink,
-	    &res, x->err, sizeof x->err);
+	    &res, &x->err);
 	if (r == 0 && json_unpack(res, "{s:I, s:I}", "size", &sz, "length",
 	    &ln) != 0)
 		r = ERR_PROTOCOL;
@@ -387,11 +387,10 @@ api_files_range(struct api_ctx *x, struct store_computer *c,
 		return r;
 	if (x->q->out->broken != 0)
 		return x->q->out->broken;
-	if (ln != fk.n || ln < 0 || sz < off + ln) {
-		snprintf(x->err, sizeof x->err, "guestd sent %lld bytes for a "
-		    "range of %lld", (long long)fk.n, (long long)ln);
-		return ERR_PROTOCOL;
-	}
+	if (ln != fk.n || ln < 0 || sz < off + ln)
+		return errmsg_set(&x->err, ERR_PROTOCOL, "guestd sent %lld "
+		    "bytes for a range of %lld", (long long)fk.n,
+		    (long long)ln);
 	*size = sz;
 	*len = ln;
 	return 0;
@@ -410,11 +409,9 @@ api_files_stream(struct api_ctx *x, struct store_computer *c,
 			return r;
 		if ((r = api_files_range(x, c, fa, off, &sz, &len)) != 0)
 			return r;
-		if (sz != size || len == 0) {
-			snprintf(x->err, sizeof x->err, "the file changed "
-			    "during the download");
-			return ERR_RANGE;
-		}
+		if (sz != size || len == 0)
+			return errmsg_set(&x->err, ERR_RANGE, "the file "
+			    "changed during the download");
 		off += len;
 	}
 	return 0;
@@ -438,13 +435,13 @@ api_files_get(struct api_ctx *x, const char **arg)
 		goto done;
 	}
 	if ((r = api_computers_ensure_running(x, &c)) != 0) {
-		api_error(x, r, x->err);
+		api_error(x, r, x->err.msg);
 		goto done;
 	}
 	(void)store_computer_touch(x->s, id, store_now_ms());
 	/* Errors of the first range are still a JSON reply. */
 	if ((r = api_files_range(x, &c, &fa, 0, &size, &len)) != 0) {
-		api_error(x, r, x->err);
+		api_error(x, r, x->err.msg);
 		goto done;
 	}
 	x->out->status = 200;

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "api.h"
+#include "err.h"
 #include "store.h"
 
 #define API_ERRLEN	512
@@ -26,7 +27,7 @@ struct api_ctx {
 	struct api_resp		*out;
 	struct store		*s;
 	json_t			*body;
-	char			 err[API_ERRLEN];
+	struct errmsg	 err;
 };
 
 /*
@@ -112,6 +113,14 @@ api_handler	api_runs_end;
 
 api_handler	api_files_put;
 api_handler	api_files_get;
+
+/* ---- api-homes.c: /v1/computers/{id}/checkpoint|restore|homes -------- */
+
+/* {revision, created_ms, bytes, files} of c's newest revision, or NULL. */
+json_t	*api_homes_latest_json(struct api_ctx *x, const char *computer);
+api_handler	api_homes_checkpoint;
+api_handler	api_homes_restore;
+api_handler	api_homes_list;
 
 /* ---- api-tools.c: /v1/tools[/{tool}] -------------------------------- */
 

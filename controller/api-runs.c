@@ -17,6 +17,7 @@
 #include "activity.h"
 #include "api.h"
 #include "api-int.h"
+#include "checkpoint.h"
 #include "lease.h"
 #include "provider.h"
 #include "store.h"
@@ -63,10 +64,11 @@ api_runs_end(struct api_ctx *x, const char **arg)
 	struct store_computer	 c;
 	struct store_lease	 l;
 	struct store_bot	 b;
+	struct store_home_rev	 h;
 	const char		*outcome;
-	char			 e[JSONX_ERRLEN];
+	char			 e[JSONX_ERRLEN], cause[96];
 	json_t			*res = NULL;
-	int			 r, n = 0, closed = 0, keep;
+	int			 r, n = 0, closed = 0, keep, saved;
 
 	if (api_parse_body(x) != 0 || api_computers_find(x, id, &c) != 0)
 		return;
@@ -103,8 +105,7 @@ api_runs_end(struct api_ctx *x, const char **arg)
 		 */
 		r = provider_call(x->a->prov, &c, "browser.close",
 		    json_pack("{s:s, s:I}", "bot", l.bot, "fence",
-		    (json_int_t)b.fence), NULL, 0, &res, NULL, NULL, x->err,
-		    sizeof x->err);
+		    (json_int_t)b.fence), NULL, 0, &res, NULL, NULL, &x->err);
 		json_decref(res);
 		res = NULL;
 		if (r != 0)
@@ -112,8 +113,7 @@ api_runs_end(struct api_ctx *x, const char **arg)
 			    "code=%s", id, l.bot, err_name(r));
 		r = provider_call(x->a->prov, &c, "display.close",
 		    json_pack("{s:s, s:I}", "bot", l.bot, "fence",
-		    (json_int_t)b.fence), NULL, 0, &res, NULL, NULL, x->err,
-		    sizeof x->err);
+		    (json_int_t)b.fence), NULL, 0, &res, NULL, NULL, &x->err);
 		json_decref(res);
 		/* The lease stays on failure: ending again retries. */
 		if (r != 0 && r != ERR_NO_DISPLAY)
@@ -124,10 +124,21 @@ api_runs_end(struct api_ctx *x, const char **arg)
 		goto fail;
 	(void)activity_command(x->s, id, l.bot, "run_end", 1, "run %s%s",
 	    outcome, closed ? "; screen closed" : "");
-	api_reply(x, 200, json_pack("{s:s, s:s, s:s, s:i, s:s}", "lease",
-	    l.id, "bot", l.bot, "outcome", outcome, "revoked", n, "screen",
-	    keep ? "kept" : "closed"));
+	/*
+	 * C-8: the last run to end saves the shared workspace; a failed
+	 * save is its own event and does not undo the run's end.
+	 */
+	snprintf(cause, sizeof cause, "run:%.63s/%.16s", l.bot, outcome);
+	saved = checkpoint_run_end(x, &c, cause, &h);
+	res = json_pack("{s:s, s:s, s:s, s:i, s:s}", "lease", l.id, "bot",
+	    l.bot, "outcome", outcome, "revoked", n, "screen", keep ? "kept" :
+	    "closed");
+	json_object_set_new(res, "checkpoint", saved < 0 ?
+	    json_pack("{s:s}", "error", err_name(saved)) : saved == 0 ?
+	    json_string("deferred") :
+	    json_pack("{s:I}", "revision", (json_int_t)h.revision));
+	api_reply(x, 200, res);
 	return;
 fail:
-	api_error(x, r, x->err);
+	api_error(x, r, x->err.msg);
 }

@@ -1,6 +1,6 @@
 /*
- * The tools resource of the API (api.h, SPEC C-4): the list of tools and
- * a call of one (tool.h).  A call names its computer and bot; before the
+ * The tools resource of the API (api.h, doc/DESIGN.md C-4): the list of tools
+ * and a call of one (tool.h).  A call names its computer and bot; before the
  * tool reaches guestd it gets the bot's execution lease (TOOL_LEASE) and
  * a running computer (C-6).  A control capability a tool hands out under
  * the caller's lease (TOOL_CONTROL) is recorded so it ends with the lease
@@ -30,7 +30,7 @@ struct api_tools_state {
 
 /* tool_ctx.prepare: the lease, then a running computer (C-6). */
 static int
-api_tools_prepare(struct tool_ctx *t, char *err, size_t errlen)
+api_tools_prepare(struct tool_ctx *t, struct errmsg *err)
 {
 	struct api_tools_state	*st = t->prepare_arg;
 	struct api_ctx		*x = st->x;
@@ -39,17 +39,17 @@ api_tools_prepare(struct tool_ctx *t, char *err, size_t errlen)
 	if (st->te->flags & TOOL_LEASE) {
 		r = api_leases_take(x, t->computer->id, t->bot, st->lease,
 		    &st->l, &st->ephemeral);
-		if (r != 0) {
-			snprintf(err, errlen, "%s", err_message(r));
-			return r;
-		}
+		if (r != 0)
+			return errmsg_set(err, r, "%s", err_message(r));
 		t->fence = st->l.fence;
 		t->holder = st->l.holder;
 		if (!st->ephemeral)
 			t->lease_expires_ms = st->l.expires_ms;
 	}
 	if ((r = api_computers_ensure_running(x, t->computer)) != 0) {
-		snprintf(err, errlen, "%s", x->err);
+		/* The tool's sink is x->err itself when the API runs it. */
+		if (err != &x->err)
+			errmsg_set(err, r, "%s", x->err.msg);
 		return r;
 	}
 	(void)store_computer_touch(x->s, t->computer->id, store_now_ms());
@@ -103,17 +103,19 @@ api_tools_call(struct api_ctx *x, const char **arg)
 	t.computer = &c;
 	t.bot = bot;
 	t.args = x->body;
+	t.attach_max = x->a->attach_max;
+	t.data_dir = x->a->data_dir;
 	t.prepare = api_tools_prepare;
 	t.prepare_arg = &st;
-	x->err[0] = '\0';
-	r = st.te->fn(&t, &res, x->err, sizeof x->err);
+	errmsg_clear(&x->err);
+	r = st.te->fn(&t, &res, &x->err);
 	/* A run's control screen or terminal ends with its lease (G-4). */
 	if (r == 0 && st.lease != NULL &&
 	    api_tools_grants_control(st.te, res) &&
 	    (r = api_control_remember(x, &st.l, res)) != 0) {
 		json_decref(res);
 		res = NULL;
-		snprintf(x->err, sizeof x->err, "The control capability could "
+		errmsg_set(&x->err, r, "The control capability could "
 		    "not be recorded.");
 	}
 	/* A call refused before reaching the computer did nothing. */
@@ -122,7 +124,7 @@ api_tools_call(struct api_ctx *x, const char **arg)
 		(void)activity_command(x->s, cid, bot, st.te->name, r == 0,
 		    "%s", t.summary);
 	if (r != 0)
-		api_error(x, r, x->err);
+		api_error(x, r, x->err.msg);
 	else
 		api_reply(x, 200, res != NULL ? res : json_object());
 	if (st.ephemeral)

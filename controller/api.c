@@ -45,7 +45,7 @@ api_status(int code)
 		return 401;
 	case ERR_PERMISSION:
 		return 403;
-	case ERR_NOT_FOUND: case ERR_UNKNOWN_TOOL:
+	case ERR_NOT_FOUND: case ERR_UNKNOWN_TOOL: case ERR_NO_REVISION:
 		return 404;
 	case ERR_METHOD:
 		return 405;
@@ -62,8 +62,10 @@ api_status(int code)
 	case ERR_CONNECT: case ERR_PEER_GONE: case ERR_PROVIDER:
 	case ERR_PROTOCOL: case ERR_DISPLAY_FAILED:
 		return 502;
-	case ERR_COMPUTERS_DISABLED:
+	case ERR_COMPUTERS_DISABLED: case ERR_STORE_UNAVAILABLE:
 		return 503;
+	case ERR_NO_SPACE:
+		return 507;
 	default:
 		return 500;
 	}
@@ -264,6 +266,9 @@ static const struct api_route api_routes[] = {
 	{ "DELETE", "/v1/computers/*", api_computers_delete, 0 },
 	{ "POST", "/v1/computers/*/stop", api_computers_stop, 0 },
 	{ "POST", "/v1/computers/*/start", api_computers_start, 0 },
+	{ "POST", "/v1/computers/*/checkpoint", api_homes_checkpoint, 0 },
+	{ "POST", "/v1/computers/*/restore", api_homes_restore, 0 },
+	{ "GET", "/v1/computers/*/homes", api_homes_list, 0 },
 	{ "GET", "/v1/computers/*/activity", api_computers_activity, 0 },
 	{ "GET", "/v1/computers/*/runs", api_runs_list, 0 },
 	{ "POST", "/v1/computers/*/runs/*/end", api_runs_end, 0 },
@@ -332,13 +337,13 @@ static struct store	*api_pool[API_STORE_POOL];
 static int		 api_npool;
 
 static int
-api_store_get(struct api *a, struct store **s, char *err, size_t errlen)
+api_store_get(struct api *a, struct store **s, struct errmsg *err)
 {
 	if (api_npool > 0) {
 		*s = api_pool[--api_npool];
 		return 0;
 	}
-	return store_open(s, a->store_url, err, errlen);
+	return store_open(s, a->store_url, err);
 }
 
 static void
@@ -378,8 +383,9 @@ api_handle(struct api *a, const struct api_req *q, struct api_resp *out)
 	x.out = out;
 	path = xstrdup(q->path);
 	n = api_split(path, seg, API_SEGS_MAX);
-	if ((r = api_store_get(a, &x.s, x.err, sizeof x.err)) != 0) {
-		api_error(&x, ERR_STORE, x.err);
+	if ((r = api_store_get(a, &x.s, &x.err)) != 0) {
+		api_error(&x, r == ERR_STORE_UNAVAILABLE ? r : ERR_STORE,
+		    x.err.msg);
 		goto out;
 	}
 	/* An unknown path asks for the token too: 401 before 404. */

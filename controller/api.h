@@ -1,6 +1,6 @@
 /*
- * The HTTP/JSON API of rakazoctl serve (SPEC C-1, C-4), independent of the
- * HTTP server: serve.c hands each complete request here (in a task of
+ * The HTTP/JSON API of rakazoctl serve (doc/DESIGN.md C-1, C-4), independent of
+ * the HTTP server: serve.c hands each complete request here (in a task of
  * its own, task.h) and writes back what comes out.  Routes:
  *
  *   GET    /internal/health                   (no auth)
@@ -13,6 +13,9 @@
  *          (long poll: with nothing after N, answer when an event
  *          arrives or after W ms, at most API_WAIT_MAX_MS)
  *   GET    /v1/computers/{id}/runs
+ *   POST   /v1/computers/{id}/checkpoint      a new home revision (C-8)
+ *   POST   /v1/computers/{id}/restore {revision?}  (C-5: a new revision)
+ *   GET    /v1/computers/{id}/homes           its revisions, newest first
  *   POST   /v1/computers/{id}/runs/{lease}/end {outcome}  (G-4: a bot run,
  *          named by its execution lease, ends succeeded|failed|cancelled)
  *   POST   /v1/computers/{id}/control         {bot, holder?, ttl_ms?}
@@ -50,11 +53,14 @@
 #define API_START_LOCK_POLL_MS	25
 
 struct api {
-	const char	*store_url;	/* DATA_DIR or sqlite:PATH */
+	const char	*store_url;	/* DATA_DIR, sqlite:PATH or postgres:// */
 	const char	*lock_dir;	/* DATA_DIR: cross-process locks */
 	struct provider	*prov;
 	const char	*token;		/* bearer token */
 	int64_t		 idle_ms;	/* SANDBOX_IDLE_MS; 0 = never */
+	const char	*data_dir;	/* DATA_DIR: the local home store */
+	int64_t		 home_keep;	/* HOME_KEEP_REVISIONS; 0 = default */
+	int64_t		 attach_max;	/* ATTACHMENT_MAX_BYTES; 0 = default */
 	/*
 	 * Called (from a request's task) when a capability was stored
 	 * under a lease that expires at at_ms, so the server's expiry timer

@@ -101,7 +101,8 @@ cliapi_call(struct cliapi *o, const char *method, const char *path,
     json_t *body, json_t **reply)
 {
 	struct http_client_resp	 resp;
-	char			 err[512], *s = NULL;
+	struct errmsg		 err;
+	char			 *s = NULL;
 	size_t			 len = 0;
 	int			 r;
 
@@ -117,10 +118,10 @@ cliapi_call(struct cliapi *o, const char *method, const char *path,
 		fatal("cannot serialise a request");
 	json_decref(body);
 	r = http_client_request(o->url, method, path, o->token[0] != '\0' ?
-	    o->token : NULL, s, len, &resp, err, sizeof err);
+	    o->token : NULL, s, len, &resp, &err);
 	free(s);
 	if (r != 0) {
-		cli_error("%s: %s", err_name(r), err);
+		cli_error("%s: %s", err_name(r), err.msg);
 		return r == ERR_CONNECT || r == ERR_CONFIG ? CLI_EXIT_CONNECT :
 		    CLI_EXIT_ERROR;
 	}
@@ -176,7 +177,7 @@ cliapi_stream(struct cliapi *o, const char *method, const char *path,
     http_client_sink sink, void *sink_arg, json_t **reply)
 {
 	struct http_client_resp	 resp;
-	char			 err[512];
+	struct errmsg		 err;
 	int			 r;
 
 	if (reply != NULL)
@@ -187,10 +188,9 @@ cliapi_stream(struct cliapi *o, const char *method, const char *path,
 		return CLI_EXIT_CONNECT;
 	}
 	r = http_client_stream(o->url, method, path, o->token[0] != '\0' ?
-	    o->token : NULL, len, src, src_arg, sink, sink_arg, &resp, err,
-	    sizeof err);
+	    o->token : NULL, len, src, src_arg, sink, sink_arg, &resp, &err);
 	if (r != 0) {
-		cli_error("%s: %s", err_name(r), err);
+		cli_error("%s: %s", err_name(r), err.msg);
 		return r == ERR_CONNECT || r == ERR_CONFIG ? CLI_EXIT_CONNECT :
 		    CLI_EXIT_ERROR;
 	}

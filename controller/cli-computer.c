@@ -19,6 +19,29 @@ computer_line(json_t *c)
 	    json_string_value(json_object_get(c, "provider")));
 }
 
+/* show: the newest stored revision (C-5), or that there is none. */
+static void
+home_line(json_t *h)
+{
+	char		 when[32];
+	time_t		 t;
+	struct tm	 tm;
+
+	if (!json_is_object(h)) {
+		printf("home: no revision stored\n");
+		return;
+	}
+	t = (time_t)(json_integer_value(json_object_get(h, "created_ms")) /
+	    1000);
+	if (gmtime_r(&t, &tm) == NULL || strftime(when, sizeof when,
+	    "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(when, sizeof when, "-");
+	printf("home: revision %lld at %s, %lld bytes, %lld files\n",
+	    (long long)json_integer_value(json_object_get(h, "revision")),
+	    when, (long long)json_integer_value(json_object_get(h, "bytes")),
+	    (long long)json_integer_value(json_object_get(h, "files")));
+}
+
 static int
 computer_main(int argc, char **argv)
 {
@@ -72,8 +95,11 @@ computer_main(int argc, char **argv)
 				computer_line(c);
 		} else if (strcmp(sub, "delete") == 0)
 			printf("deleted %s\n", id);
-		else
+		else {
 			computer_line(j);
+			if (strcmp(sub, "show") == 0)
+				home_line(json_object_get(j, "home"));
+		}
 	}
 	json_decref(j);
 	cliapi_free(&o);

@@ -1,5 +1,5 @@
 /*
- * rakazoctl guest browser BOT [URL]: the bot's browser (SPEC G-21).
+ * rakazoctl guest browser BOT [URL]: the bot's browser (doc/DESIGN.md G-21).
  */
 #include "autoconf.h"
 

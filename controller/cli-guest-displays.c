@@ -12,6 +12,7 @@
 
 #include "cli-guest.h"
 #include "cli.h"
+#include "err.h"
 #include "guest-client.h"
 
 /* One display as "bot display WxH since idle controlled". */
@@ -44,7 +45,7 @@ static int
 guest_displays(struct cliguest *g, int argc, char **argv)
 {
 	json_t	*res = NULL, *d;
-	char	 err[CLIGUEST_ERRLEN];
+	struct errmsg	 err;
 	size_t	 i;
 	int	 as_json = 0, r;
 
@@ -55,10 +56,9 @@ guest_displays(struct cliguest *g, int argc, char **argv)
 	if ((r = cliguest_connect(g)) != 0)
 		return r;
 	/* display.list takes no arguments: no bot, no fence. */
-	r = gclient_call(g->c, "display.list", json_object(), &res, err,
-	    sizeof(err));
+	r = gclient_call(g->c, "display.list", json_object(), &res, &err);
 	if (r != 0) {
-		cli_error("%s", err);
+		cli_error("%s", err.msg);
 		return CLI_EXIT_ERROR;
 	}
 	if (as_json)

@@ -79,12 +79,12 @@ guest_exec_data(struct gclient *c, uint32_t id, uint8_t channel,
 static void
 guest_cancel_reply(struct gclient *c, uint32_t id, json_t *msg, void *arg)
 {
-	char	 err[CLIGUEST_ERRLEN];
+	struct errmsg	 err;
 
 	if (json_is_true(json_object_get(msg, "ok")))
 		return;
-	gclient_reply_error(msg, err, sizeof(err));
-	cli_error("%s", err);
+	gclient_reply_error(msg, &err);
+	cli_error("%s", err.msg);
 }
 
 /* SIGINT/SIGTERM arrive here through the signalfd on the client's loop. */
@@ -254,7 +254,7 @@ guest_exec(struct cliguest *g, int argc, char **argv)
 	struct guest_exec	 ex;
 	json_t			*args, *res;
 	sigset_t		 set;
-	char			 err[CLIGUEST_ERRLEN];
+	struct errmsg		 err;
 	int			 as_json = 0, sfd, r;
 
 	memset(&ex, 0, sizeof(ex));
@@ -304,9 +304,9 @@ guest_exec(struct cliguest *g, int argc, char **argv)
 		return CLI_EXIT_CANCELLED;
 	}
 	if (!json_is_true(json_object_get(ex.reply, "ok"))) {
-		gclient_reply_error(ex.reply, err, sizeof(err));
+		gclient_reply_error(ex.reply, &err);
 		json_decref(ex.reply);
-		cli_error("%s", err);
+		cli_error("%s", err.msg);
 		return CLI_EXIT_ERROR;
 	}
 	res = json_object_get(ex.reply, "result");

@@ -1,6 +1,6 @@
 /*
  * rakazoctl guest health: is guestd up, and what it says about itself
- * (SPEC G-31).  health takes no arguments, not even --bot or --fence.
+ * (doc/DESIGN.md G-31).  health takes no arguments, not even --bot or --fence.
  */
 #include "autoconf.h"
 

@@ -18,6 +18,7 @@
 
 #include "cli-guest.h"
 #include "cli.h"
+#include "err.h"
 #include "guest-client.h"
 #include "json.h"
 #include "xmalloc.h"
@@ -137,7 +138,7 @@ guest_ls(struct cliguest *g, int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	json_t	*res = NULL;
-	char	 err[CLIGUEST_ERRLEN];
+	struct errmsg	 err;
 	int	 ch, as_json = 0, r;
 
 	optind = 0;
@@ -151,10 +152,9 @@ guest_ls(struct cliguest *g, int argc, char **argv)
 	if ((r = cliguest_connect(g)) != 0)
 		return r;
 	r = gclient_call(g->c, "file.list", cliguest_args(g, json_pack("{s:s}",
-	    "path", optind < argc ? argv[optind] : ".")), &res, err,
-	    sizeof(err));
+	    "path", optind < argc ? argv[optind] : ".")), &res, &err);
 	if (r != 0) {
-		cli_error("%s", err);
+		cli_error("%s", err.msg);
 		return CLI_EXIT_ERROR;
 	}
 	if (as_json)

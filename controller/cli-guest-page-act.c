@@ -1,6 +1,6 @@
 /*
  * rakazoctl guest page-act BOT 'JSON-STEPS': one batch of steps on the
- * bot's browser page (page.act, SPEC G-24).
+ * bot's browser page (page.act, doc/DESIGN.md G-24).
  */
 #include "autoconf.h"
 

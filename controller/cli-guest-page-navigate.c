@@ -1,6 +1,6 @@
 /*
  * rakazoctl guest page-navigate BOT URL: load URL in the bot's browser
- * page (page.navigate, SPEC G-24).
+ * page (page.navigate, doc/DESIGN.md G-24).
  */
 #include "autoconf.h"
 

@@ -1,6 +1,6 @@
 /*
  * rakazoctl guest page-snapshot BOT: what the bot's browser page shows,
- * as guestd's page.snapshot describes it (SPEC G-24).
+ * as guestd's page.snapshot describes it (doc/DESIGN.md G-24).
  */
 #include "autoconf.h"
 

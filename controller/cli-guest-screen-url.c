@@ -13,6 +13,7 @@
 
 #include "cli-guest.h"
 #include "cli.h"
+#include "err.h"
 #include "guest-client.h"
 
 static int
@@ -27,7 +28,8 @@ guest_screen_url(struct cliguest *g, int argc, char **argv)
 	};
 	json_t		*args, *res = NULL;
 	const char	*tok;
-	char		 host[256], err[CLIGUEST_ERRLEN];
+	struct errmsg	 err;
+	char		 host[256];
 	int64_t		 ttl = 0, gwport;
 	int		 ch, control = 0, r;
 
@@ -56,8 +58,8 @@ guest_screen_url(struct cliguest *g, int argc, char **argv)
 	if (ttl > 0)
 		json_object_set_new(args, "ttl", json_integer(ttl));
 	if (gclient_call(g->c, "capability.grant", cliguest_args(g, args), &res,
-	    err, sizeof(err)) != 0) {
-		cli_error("%s", err);
+	    &err) != 0) {
+		cli_error("%s", err.msg);
 		return CLI_EXIT_ERROR;
 	}
 	if ((tok = json_string_value(json_object_get(res, "token"))) == NULL) {

@@ -1,7 +1,7 @@
 /*
  * `rakazoctl guest`: talk to one guestd directly over its control channel
- * (SPEC G-31, C-5), for operators and for tests.  Global options name the
- * guestd and its secret; then one verb from cliguest_verbs[] follows, each
+ * (doc/DESIGN.md G-31, C-5), for operators and for tests.  Global options name
+ * the guestd and its secret; then one verb from cliguest_verbs[] follows, each
  * in its own cli-guest-*.c file and a thin mapping of a command line onto
  * one protocol op.  This file holds what the verbs share (cli-guest.h):
  * connecting, the request shapes, output helpers and the dispatcher.
@@ -178,7 +178,7 @@ int
 cliguest_connect(struct cliguest *g)
 {
 	struct gclient_opts	 o;
-	char			 err[CLIGUEST_ERRLEN];
+	struct errmsg		 err;
 	char			*secret = NULL;
 	int			 r;
 
@@ -188,12 +188,12 @@ cliguest_connect(struct cliguest *g)
 	o.url = g->url;
 	o.secret = secret;
 	o.timeout_ms = g->timeout_ms;
-	r = gclient_connect(&g->c, &o, err, sizeof(err));
+	r = gclient_connect(&g->c, &o, &err);
 	explicit_bzero(secret, strlen(secret));
 	free(secret);
 	if (r == 0)
 		return 0;
-	cli_error("%s", err);
+	cli_error("%s", err.msg);
 	if (r == ERR_CONFIG)
 		return CLI_EXIT_USAGE;
 	if (r == ERR_CONNECT || r == ERR_UNAUTHORIZED)
@@ -216,7 +216,7 @@ int
 cliguest_simple(struct cliguest *g, const char *op, json_t *args, int print)
 {
 	json_t	*res = NULL;
-	char	 err[CLIGUEST_ERRLEN];
+	struct errmsg	 err;
 	int	 r;
 
 	if ((r = cliguest_connect(g)) != 0) {
@@ -224,9 +224,9 @@ cliguest_simple(struct cliguest *g, const char *op, json_t *args, int print)
 		return r;
 	}
 	r = gclient_call(g->c, op, cliguest_args(strcmp(op, "health") != 0 ?
-	    g : NULL, args), &res, err, sizeof(err));
+	    g : NULL, args), &res, &err);
 	if (r != 0) {
-		cli_error("%s", err);
+		cli_error("%s", err.msg);
 		return CLI_EXIT_ERROR;
 	}
 	if (print)
@@ -407,7 +407,7 @@ cliguest_stream_run(struct cliguest *g, const char *op, json_t *args,
     int in_fd, int out_fd, json_t **result)
 {
 	struct cliguest_stream	 st;
-	char			 err[CLIGUEST_ERRLEN];
+	struct errmsg		 err;
 	uint32_t		 id;
 	int			 r;
 
@@ -435,8 +435,8 @@ cliguest_stream_run(struct cliguest *g, const char *op, json_t *args,
 		return CLI_EXIT_ERROR;
 	}
 	if (!json_is_true(json_object_get(st.reply, "ok"))) {
-		gclient_reply_error(st.reply, err, sizeof(err));
-		cli_error("%s", err);
+		gclient_reply_error(st.reply, &err);
+		cli_error("%s", err.msg);
 		json_decref(st.reply);
 		return CLI_EXIT_ERROR;
 	}
@@ -471,10 +471,10 @@ static void
 cliguest_act_error(json_t *reply)
 {
 	json_t	*e, *extra;
-	char	 err[CLIGUEST_ERRLEN];
+	struct errmsg	 err;
 
-	gclient_reply_error(reply, err, sizeof(err));
-	cli_error("%s", err);
+	gclient_reply_error(reply, &err);
+	cli_error("%s", err.msg);
 	e = json_object_get(reply, "error");
 	if (!json_is_object(e))
 		return;

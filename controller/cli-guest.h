@@ -15,8 +15,6 @@
 
 #include <jansson.h>
 
-#define CLIGUEST_ERRLEN		512
-
 /* The global options, and the client once a verb has connected. */
 struct cliguest {
 	const char	*url;

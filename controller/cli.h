@@ -35,9 +35,12 @@ extern const struct cli_cmd	cli_act_entry;
 extern const struct cli_cmd	cli_screen_url_entry;
 extern const struct cli_cmd	cli_take_control_entry;
 extern const struct cli_cmd	cli_release_control_entry;
+extern const struct cli_cmd	cli_checkpoint_entry;
+extern const struct cli_cmd	cli_restore_entry;
+extern const struct cli_cmd	cli_homes_entry;
 extern const struct cli_cmd	cli_s3_entry;
 
-/* Print "rakazoctl: <msg>" to stderr, redacted (SPEC X-5). */
+/* Print "rakazoctl: <msg>" to stderr, redacted (doc/DESIGN.md X-5). */
 void	cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "usage: rakazoctl <name> <usage>" and return CLI_EXIT_USAGE. */
 int	cli_usage(const struct cli_cmd *cmd);

@@ -49,6 +49,7 @@
 #include "guest-client.h"
 #include "json.h"
 #include "proto.h"
+#include "queue-compat.h"
 #include "redact.h"
 #include "task.h"
 #include "token.h"
@@ -83,19 +84,19 @@ struct gclient_req {
 	gclient_source_cb	 src;		/* upload still to send */
 	void			*src_arg;
 	int			 paused;	/* src had nothing: resume */
-	struct gclient_req	*next;
+	LIST_ENTRY(gclient_req)	 entry;		/* in reqs until answered */
 };
 
 /* One framed, masked message; its bytes are data[start..start+len). */
 struct gclient_msg {
-	struct gclient_msg	*next;
+	STAILQ_ENTRY(gclient_msg) entry;
 	size_t			 start;
 	size_t			 len;
 	uint8_t			 data[];
 };
 
 struct gclient_watch {
-	struct gclient_watch	*next;
+	LIST_ENTRY(gclient_watch) entry;
 	struct lws		*wsi;
 	gclient_fd_cb		 cb;
 	void			*arg;
@@ -122,9 +123,8 @@ struct gclient {
 	char			 key[WSFRAME_KEYLEN + 1];
 
 	uint32_t		 next_id;
-	struct gclient_req	*reqs;
-	struct gclient_msg	*qhead;
-	struct gclient_msg	**qtail;
+	LIST_HEAD(, gclient_req) reqs;
+	STAILQ_HEAD(, gclient_msg) q;		/* to write, oldest first */
 	uint8_t			*upbuf;		/* ws hdr + frame + chunk */
 
 	/* What is being written: a message, an upload frame or the request. */
@@ -151,7 +151,7 @@ struct gclient {
 	json_t			*hello;
 	gclient_event_cb	 on_event;
 	void			*event_arg;
-	struct gclient_watch	*watches;
+	LIST_HEAD(, gclient_watch) watches;
 
 	/* Re-arms writability after a writable callback (gclient_flush). */
 	lws_sorted_usec_list_t	 wsul;
@@ -216,35 +216,28 @@ gclient_fail(struct gclient *c, int code, const char *fmt, ...)
  * used: the secret belongs in a file, and a URL ends up in shell history.
  */
 static int
-gclient_parse_url(struct gclient *c, const char *url, char *err,
-    size_t errlen)
+gclient_parse_url(struct gclient *c, const char *url, struct errmsg *err)
 {
 	const char	*p, *auth, *end, *colon;
 	size_t		 hlen;
 	long		 port = 80;
 	char		*ep;
 
-	if (url == NULL || *url == '\0') {
-		snprintf(err, errlen, "CONFIG_INVALID: no URL given");
-		return ERR_CONFIG;
-	}
-	if (strncasecmp(url, "wss://", 6) == 0) {
-		snprintf(err, errlen, "CONFIG_INVALID: wss:// is not supported "
-		    "yet; use ws://host:port");
-		return ERR_CONFIG;
-	}
-	if (strncasecmp(url, "ws://", 5) != 0) {
-		snprintf(err, errlen, "CONFIG_INVALID: unsupported URL scheme; "
-		    "use ws://host:port");
-		return ERR_CONFIG;
-	}
+	if (url == NULL || *url == '\0')
+		return errmsg_set(err, ERR_CONFIG, "CONFIG_INVALID: no URL "
+		    "given");
+	if (strncasecmp(url, "wss://", 6) == 0)
+		return errmsg_set(err, ERR_CONFIG, "CONFIG_INVALID: wss:// is "
+		    "not supported yet; use ws://host:port");
+	if (strncasecmp(url, "ws://", 5) != 0)
+		return errmsg_set(err, ERR_CONFIG, "CONFIG_INVALID: "
+		    "unsupported URL scheme; use ws://host:port");
 	auth = url + 5;
 	end = auth + strcspn(auth, "/?#");
-	if (memchr(auth, '@', (size_t)(end - auth)) != NULL) {
-		snprintf(err, errlen, "CONFIG_INVALID: credentials in the URL "
-		    "are not supported; use a secret file");
-		return ERR_CONFIG;
-	}
+	if (memchr(auth, '@', (size_t)(end - auth)) != NULL)
+		return errmsg_set(err, ERR_CONFIG, "CONFIG_INVALID: "
+		    "credentials in the URL are not supported; use a secret "
+		    "file");
 	if (*auth == '[') {
 		p = memchr(auth, ']', (size_t)(end - auth));
 		if (p == NULL)
@@ -286,24 +279,20 @@ gclient_parse_url(struct gclient *c, const char *url, char *err,
 	snprintf(c->path, sizeof(c->path), "%s", end);
 	return 0;
 bad:
-	snprintf(err, errlen, "CONFIG_INVALID: the URL is not of the form "
-	    "ws://host:port[/path]");
-	return ERR_CONFIG;
+	return errmsg_set(err, ERR_CONFIG, "CONFIG_INVALID: the URL is not of "
+	    "the form ws://host:port[/path]");
 }
 
 /* ---- requests and the outgoing queue ------------------------------------ */
 
 static struct gclient_req *
-gclient_req_find(struct gclient *c, uint32_t id, struct gclient_req ***prevp)
+gclient_req_find(struct gclient *c, uint32_t id)
 {
-	struct gclient_req	**pp;
+	struct gclient_req	*r;
 
-	for (pp = &c->reqs; *pp != NULL; pp = &(*pp)->next) {
-		if ((*pp)->id == id) {
-			if (prevp != NULL)
-				*prevp = pp;
-			return *pp;
-		}
+	LIST_FOREACH(r, &c->reqs, entry) {
+		if (r->id == id)
+			return r;
 	}
 	return NULL;
 }
@@ -343,7 +332,6 @@ gclient_enqueue_op(struct gclient *c, int opcode, const void *hdr,
 	size_t			 start;
 
 	m = xmalloc(sizeof(*m) + WSFRAME_MAX_HDR + hlen + n);
-	m->next = NULL;
 	if (hlen > 0)
 		memcpy(m->data + WSFRAME_MAX_HDR, hdr, hlen);
 	if (n > 0)
@@ -354,8 +342,7 @@ gclient_enqueue_op(struct gclient *c, int opcode, const void *hdr,
 	}
 	m->start = start;
 	m->len = WSFRAME_MAX_HDR - start + hlen + n;
-	*c->qtail = m;
-	c->qtail = &m->next;
+	STAILQ_INSERT_TAIL(&c->q, m, entry);
 	gclient_want_write(c);
 	return 0;
 }
@@ -375,11 +362,10 @@ gclient_queue_free(struct gclient *c)
 {
 	struct gclient_msg	*m;
 
-	while ((m = c->qhead) != NULL) {
-		c->qhead = m->next;
+	while ((m = STAILQ_FIRST(&c->q)) != NULL) {
+		STAILQ_REMOVE_HEAD(&c->q, entry);
 		free(m);
 	}
-	c->qtail = &c->qhead;
 }
 
 static struct gclient_req *
@@ -387,7 +373,7 @@ gclient_upload_next(struct gclient *c)
 {
 	struct gclient_req	*r;
 
-	for (r = c->reqs; r != NULL; r = r->next)
+	LIST_FOREACH(r, &c->reqs, entry)
 		if (r->src != NULL && !r->paused)
 			return r;
 	return NULL;
@@ -458,10 +444,8 @@ gclient_write_next(struct gclient *c)
 	struct gclient_msg	*m;
 	struct gclient_req	*r;
 
-	if ((m = c->qhead) != NULL) {
-		c->qhead = m->next;
-		if (c->qhead == NULL)
-			c->qtail = &c->qhead;
+	if ((m = STAILQ_FIRST(&c->q)) != NULL) {
+		STAILQ_REMOVE_HEAD(&c->q, entry);
 		c->wmsg = m;
 		c->wp = m->data + m->start;
 		c->wlen = m->len;
@@ -521,7 +505,7 @@ gclient_flush(struct gclient *c)
 	 * zero-delay timer instead, which runs before the next poll.
 	 */
 	if (c->woff < c->wlen || (c->state == GCLIENT_OPEN &&
-	    (c->qhead != NULL || gclient_upload_next(c) != NULL)))
+	    (!STAILQ_EMPTY(&c->q) || gclient_upload_next(c) != NULL)))
 		lws_sul_schedule(c->ctx, 0, &c->wsul, gclient_rearm_cb, 0);
 	return 0;
 }
@@ -549,7 +533,7 @@ gclient_send_close(struct gclient *c, int code, const char *why)
 static void
 gclient_on_text(struct gclient *c, const char *s, size_t n)
 {
-	struct gclient_req	*r, **pp;
+	struct gclient_req	*r;
 	json_t			*msg, *jid;
 	char			 perr[JSONX_ERRLEN];
 	int			 code;
@@ -569,10 +553,10 @@ gclient_on_text(struct gclient *c, const char *s, size_t n)
 	if (!json_is_integer(jid) || (id = json_integer_value(jid)) <= 0 ||
 	    id > UINT32_MAX)
 		goto out;	/* an unsolicited error reply: nothing to route */
-	if ((r = gclient_req_find(c, (uint32_t)id, &pp)) == NULL)
+	if ((r = gclient_req_find(c, (uint32_t)id)) == NULL)
 		goto out;
 	/* Unlink first so the callback may issue new requests freely. */
-	*pp = r->next;
+	LIST_REMOVE(r, entry);
 	if (r->on_reply != NULL)
 		r->on_reply(c, r->id, msg, r->arg);
 	free(r);
@@ -591,7 +575,7 @@ gclient_on_binary(struct gclient *c, const uint8_t *p, size_t n)
 		gclient_fail(c, ERR_PROTOCOL, "guestd sent a bad binary frame");
 		return;
 	}
-	r = gclient_req_find(c, f.id, NULL);
+	r = gclient_req_find(c, f.id);
 	if (r == NULL || r->on_data == NULL)
 		return;
 	rc = r->on_data(c, f.id, f.channel, f.payload, f.len,
@@ -613,9 +597,11 @@ gclient_dispatch(struct gclient *c, const uint8_t *p, size_t n)
 static int
 gclient_control(struct gclient *c)
 {
-	char	 reason[124];
-	size_t	 rl;
-	int	 code;
+	struct cursor	 cur;
+	const uint8_t	*rp;
+	char		 reason[124];
+	size_t		 rl;
+	uint16_t	 code;
 
 	switch (c->fr_opcode) {
 	case WSFRAME_PING:
@@ -626,14 +612,17 @@ gclient_control(struct gclient *c)
 		}
 		return 0;
 	case WSFRAME_CLOSE:
-		if (c->ctllen >= 2) {
-			code = (c->ctl[0] << 8) | c->ctl[1];
-			rl = c->ctllen - 2 < sizeof(reason) - 1 ?
-			    c->ctllen - 2 : sizeof(reason) - 1;
-			memcpy(reason, c->ctl + 2, rl);
+		/* A close body is a u16 code and a reason (RFC 6455 5.5.1). */
+		cursor_init(&cur, c->ctl, c->ctllen);
+		if (cursor_get_u16be(&cur, &code) == 0) {
+			rl = cursor_left(&cur);
+			if (rl > sizeof(reason) - 1)
+				rl = sizeof(reason) - 1;
+			(void)cursor_get_bytes(&cur, rl, &rp);
+			memcpy(reason, rp, rl);
 			reason[rl] = '\0';
 			gclient_fail(c, ERR_PEER_GONE, "guestd closed the "
-			    "connection (%d%s%s)", code, rl ? " " : "",
+			    "connection (%d%s%s)", (int)code, rl ? " " : "",
 			    reason);
 		} else
 			gclient_fail(c, ERR_PEER_GONE, "guestd closed the "
@@ -807,7 +796,7 @@ gclient_handshake(struct gclient *c)
 	c->inlen -= (size_t)r;
 	c->state = GCLIENT_OPEN;
 	c->last_activity = lws_now_usecs();
-	if (c->qhead != NULL || gclient_upload_next(c) != NULL)
+	if (!STAILQ_EMPTY(&c->q) || gclient_upload_next(c) != NULL)
 		lws_callback_on_writable(c->wsi);
 	return 0;
 }
@@ -980,7 +969,7 @@ gclient_fd_lws_cb(struct lws *wsi, enum lws_callback_reasons reason,
 
 	if (c == NULL)
 		return 0;
-	for (w = c->watches; w != NULL; w = w->next)
+	LIST_FOREACH(w, &c->watches, entry)
 		if (w->wsi == wsi)
 			break;
 	if (w == NULL)
@@ -1104,7 +1093,7 @@ gclient_wait_reply(struct gclient *c, uint32_t id, json_t *msg, void *arg)
 }
 
 int
-gclient_reply_error(json_t *msg, char *err, size_t errlen)
+gclient_reply_error(json_t *msg, struct errmsg *err)
 {
 	json_t		*e;
 	const char	*name = NULL, *message = NULL;
@@ -1124,10 +1113,10 @@ gclient_reply_error(json_t *msg, char *err, size_t errlen)
 		if (code == ERR__LAST)
 			code = ERR_INTERNAL;
 	}
-	if (err != NULL && errlen > 0) {
+	if (err != NULL) {
 		redact_text(red, sizeof(red), message != NULL ? message :
 		    err_message(code));
-		snprintf(err, errlen, "%s: %s", name != NULL ? name :
+		errmsg_set(err, code, "%s: %s", name != NULL ? name :
 		    err_name(code), red);
 	}
 	return code;
@@ -1164,8 +1153,7 @@ gclient_request(struct gclient *c, const char *op, json_t *args,
 	r->on_reply = on_reply;
 	r->on_data = on_data;
 	r->arg = arg;
-	r->next = c->reqs;
-	c->reqs = r;
+	LIST_INSERT_HEAD(&c->reqs, r, entry);
 	id = r->id;
 out:
 	free(s);
@@ -1176,11 +1164,11 @@ out:
 void
 gclient_forget(struct gclient *c, uint32_t id)
 {
-	struct gclient_req	*r, **pp;
+	struct gclient_req	*r;
 
-	if ((r = gclient_req_find(c, id, &pp)) == NULL)
+	if ((r = gclient_req_find(c, id)) == NULL)
 		return;
-	*pp = r->next;
+	LIST_REMOVE(r, entry);
 	free(r);
 }
 
@@ -1190,7 +1178,7 @@ gclient_upload(struct gclient *c, uint32_t id, gclient_source_cb src,
 {
 	struct gclient_req	*r;
 
-	if ((r = gclient_req_find(c, id, NULL)) == NULL)
+	if ((r = gclient_req_find(c, id)) == NULL)
 		return ERR_NOT_FOUND;
 	if (r->src != NULL || src == NULL)
 		return ERR_BUSY;
@@ -1206,7 +1194,7 @@ gclient_upload_resume(struct gclient *c, uint32_t id)
 {
 	struct gclient_req	*r;
 
-	if ((r = gclient_req_find(c, id, NULL)) == NULL || r->src == NULL)
+	if ((r = gclient_req_find(c, id)) == NULL || r->src == NULL)
 		return ERR_NOT_FOUND;
 	if (r->paused) {
 		r->paused = 0;
@@ -1217,15 +1205,14 @@ gclient_upload_resume(struct gclient *c, uint32_t id)
 
 int
 gclient_call(struct gclient *c, const char *op, json_t *args,
-    json_t **result, char *err, size_t errlen)
+    json_t **result, struct errmsg *err)
 {
 	struct gclient_wait	 w = { 0, NULL };
 	json_t			*ok;
 	int			 r = ERR_INTERNAL;
 
 	*result = NULL;
-	if (err != NULL && errlen > 0)
-		*err = '\0';
+	errmsg_clear(err);
 	if (gclient_request(c, op, args, gclient_wait_reply, NULL, &w) == 0) {
 		r = c->err != 0 ? c->err : ERR_PEER_GONE;
 		goto fail;
@@ -1234,7 +1221,7 @@ gclient_call(struct gclient *c, const char *op, json_t *args,
 		goto fail;
 	ok = json_object_get(w.msg, "ok");
 	if (!json_is_true(ok)) {
-		r = gclient_reply_error(w.msg, err, errlen);
+		r = gclient_reply_error(w.msg, err);
 		goto out;
 	}
 	*result = json_incref(json_object_get(w.msg, "result"));
@@ -1243,9 +1230,8 @@ gclient_call(struct gclient *c, const char *op, json_t *args,
 	r = 0;
 	goto out;
 fail:
-	if (err != NULL && errlen > 0)
-		snprintf(err, errlen, "%s: %s", err_name(r), c->errmsg[0] ?
-		    c->errmsg : err_message(r));
+	errmsg_set(err, r, "%s: %s", err_name(r), c->errmsg[0] ?
+	    c->errmsg : err_message(r));
 out:
 	json_decref(w.msg);
 	return r;
@@ -1309,7 +1295,7 @@ gclient_wait_open(struct gclient *c)
 }
 
 static int
-gclient_open(struct gclient *c, char *err, size_t errlen)
+gclient_open(struct gclient *c, struct errmsg *err)
 {
 	struct lws_context_creation_info	 info;
 	struct addrinfo				 hints, *res = NULL, *ai;
@@ -1325,11 +1311,9 @@ gclient_open(struct gclient *c, char *err, size_t errlen)
 		c->ctx = lws_create_context(&info);
 		if (c->ctx == NULL ||
 		    (c->vhost = lws_get_vhost_by_name(c->ctx, "default")) ==
-		    NULL) {
-			snprintf(err, errlen, "INTERNAL: cannot create the "
-			    "websocket context");
-			return ERR_INTERNAL;
-		}
+		    NULL)
+			return errmsg_set(err, ERR_INTERNAL, "INTERNAL: cannot "
+			    "create the websocket context");
 	}
 	c->state = GCLIENT_CLOSED;
 	memset(&hints, 0, sizeof(hints));
@@ -1371,19 +1355,19 @@ gclient_open(struct gclient *c, char *err, size_t errlen)
 		gclient_fail(c, ERR_CONNECT, "cannot connect to ws://%s%s: no "
 		    "answer within %d ms", c->hosthdr, c->path, c->timeout_ms);
 	r = c->err == ERR_UNAUTHORIZED ? ERR_UNAUTHORIZED : ERR_CONNECT;
-	snprintf(err, errlen, "%s: %s", err_name(r), c->errmsg);
+	errmsg_set(err, r, "%s: %s", err_name(r), c->errmsg);
 	return r;
 }
 
 static int
-gclient_do_hello(struct gclient *c, char *err, size_t errlen)
+gclient_do_hello(struct gclient *c, struct errmsg *err)
 {
 	json_t	*args, *res = NULL;
 	int	 r;
 
 	args = json_pack("{s:i, s:s}", "version", PROTO_VERSION, "client",
 	    "rakazoctl/" VERSION);
-	r = gclient_call(c, "hello", args, &res, err, errlen);
+	r = gclient_call(c, "hello", args, &res, err);
 	if (r != 0)
 		return r;
 	c->hello = res;
@@ -1392,16 +1376,15 @@ gclient_do_hello(struct gclient *c, char *err, size_t errlen)
 
 int
 gclient_connect(struct gclient **out, const struct gclient_opts *o,
-    char *err, size_t errlen)
+    struct errmsg *err)
 {
 	struct gclient	*c;
 	int		 r = ERR_INTERNAL;
 
 	*out = NULL;
-	if (errlen > 0)
-		*err = '\0';
+	errmsg_clear(err);
 	c = xcalloc(1, sizeof(*c));
-	c->qtail = &c->qhead;
+	STAILQ_INIT(&c->q);
 	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms :
 	    GCLIENT_DEFAULT_TIMEOUT;
 	buf_init(&c->rx, PROTO_MAX_REPLY);
@@ -1409,16 +1392,15 @@ gclient_connect(struct gclient **out, const struct gclient_opts *o,
 	c->in = xmalloc(GCLIENT_INBUF);
 	if (o->secret == NULL || *o->secret == '\0' ||
 	    strpbrk(o->secret, "\r\n") != NULL) {
-		snprintf(err, errlen, "CONFIG_INVALID: the secret is empty or "
-		    "spans lines");
-		r = ERR_CONFIG;
+		r = errmsg_set(err, ERR_CONFIG, "CONFIG_INVALID: the secret is "
+		    "empty or spans lines");
 		goto out;
 	}
 	c->secret = xstrdup(o->secret);
 	c->secretlen = strlen(c->secret);
 	if (o->vhost != NULL) {
 		if (task_self() == NULL || o->ctx == NULL) {
-			snprintf(err, errlen, "INTERNAL: an attached client "
+			errmsg_set(err, r, "INTERNAL: an attached client "
 			    "connects from a task only");
 			goto out;
 		}
@@ -1426,11 +1408,11 @@ gclient_connect(struct gclient **out, const struct gclient_opts *o,
 		c->vhost = o->vhost;
 		c->ctx = o->ctx;
 	}
-	if ((r = gclient_parse_url(c, o->url, err, errlen)) != 0)
+	if ((r = gclient_parse_url(c, o->url, err)) != 0)
 		goto out;
-	if ((r = gclient_open(c, err, errlen)) != 0)
+	if ((r = gclient_open(c, err)) != 0)
 		goto out;
-	if ((r = gclient_do_hello(c, err, errlen)) != 0)
+	if ((r = gclient_do_hello(c, err)) != 0)
 		goto out;
 	*out = c;
 	c = NULL;
@@ -1457,7 +1439,7 @@ gclient_free(struct gclient *c)
 			lws_set_timeout(c->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT,
 			    LWS_TO_KILL_ASYNC);
 		}
-		for (w = c->watches; w != NULL; w = w->next)
+		LIST_FOREACH(w, &c->watches, entry)
 			if (w->wsi != NULL) {
 				lws_set_opaque_user_data(w->wsi, NULL);
 				lws_set_timeout(w->wsi,
@@ -1468,12 +1450,12 @@ gclient_free(struct gclient *c)
 		lws_sul_cancel(&c->sul);
 		lws_context_destroy(c->ctx);
 	}
-	while ((r = c->reqs) != NULL) {
-		c->reqs = r->next;
+	while ((r = LIST_FIRST(&c->reqs)) != NULL) {
+		LIST_REMOVE(r, entry);
 		free(r);
 	}
-	while ((w = c->watches) != NULL) {
-		c->watches = w->next;
+	while ((w = LIST_FIRST(&c->watches)) != NULL) {
+		LIST_REMOVE(w, entry);
 		free(w);
 	}
 	gclient_queue_free(c);
@@ -1518,8 +1500,7 @@ gclient_watch_fd(struct gclient *c, int fd, gclient_fd_cb cb, void *arg)
 	w->cb = cb;
 	w->arg = arg;
 	/* Linked before adoption: lws may call back during the adopt. */
-	w->next = c->watches;
-	c->watches = w;
+	LIST_INSERT_HEAD(&c->watches, w, entry);
 	u.filefd = fd;
 	memset(&ad, 0, sizeof(ad));
 	ad.vh = lws_get_vhost(c->wsi);
@@ -1530,7 +1511,7 @@ gclient_watch_fd(struct gclient *c, int fd, gclient_fd_cb cb, void *arg)
 	w->wsi = lws_adopt_descriptor_vhost_via_info(&ad);
 	if (w->wsi == NULL) {
 		/* lws closed fd already. */
-		c->watches = w->next;
+		LIST_REMOVE(w, entry);
 		free(w);
 		return ERR_INTERNAL;
 	}

@@ -1,6 +1,6 @@
 /*
  * A client of one guestd over its control channel (man/guestd-protocol.7).
- * Used by `rakazoctl guest ...` today and by the controller later.
+ * Used by `rakazoctl guest ...` and by the controller (rakazoctl serve).
  *
  * Standalone (the CLI), the client runs its own libwebsockets client
  * context.  Attached (rakazoctl serve), it lives on the owner's context
@@ -21,6 +21,8 @@
 #include <sys/types.h>
 #include <jansson.h>
 #include <libwebsockets.h>
+
+struct errmsg;
 
 struct gclient;
 
@@ -56,7 +58,7 @@ typedef ssize_t	(*gclient_source_cb)(void *arg, uint8_t *p, size_t max,
 
 /* Connect, authenticate and exchange hello.  0 or ERR_* with err filled. */
 int	 gclient_connect(struct gclient **out, const struct gclient_opts *o,
-	    char *err, size_t errlen);
+	    struct errmsg *err);
 void	 gclient_free(struct gclient *c);
 /* The hello result (borrowed). */
 json_t	*gclient_hello(struct gclient *c);
@@ -97,8 +99,8 @@ const char *gclient_error(struct gclient *c);
  * "CODE: message" in err.
  */
 int	 gclient_call(struct gclient *c, const char *op, json_t *args,
-	    json_t **result, char *err, size_t errlen);
+	    json_t **result, struct errmsg *err);
 /* Map a reply's error object to a code; ERR_INTERNAL for unknown names. */
-int	 gclient_reply_error(json_t *msg, char *err, size_t errlen);
+int	 gclient_reply_error(json_t *msg, struct errmsg *err);
 
 #endif

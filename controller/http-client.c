@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
-#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 
 #include "err.h"
 #include "http-client.h"
+#include "http-head.h"
 #include "xmalloc.h"
 
 #define HTTP_CLIENT_HDR_MAX	(64 * 1024)
@@ -28,7 +28,7 @@
 
 static int
 http_client_connect(const char *base, char *host, size_t hostlen, int *fdp,
-    char *err, size_t errlen)
+    struct errmsg *err)
 {
 	struct addrinfo	 hints, *ai = NULL, *p;
 	const char	*h, *colon;
@@ -36,27 +36,23 @@ http_client_connect(const char *base, char *host, size_t hostlen, int *fdp,
 	int		 fd = -1;
 
 	*fdp = -1;
-	if (strncmp(base, "http://", 7) != 0) {
-		snprintf(err, errlen, "the controller URL must start with "
-		    "http://");
-		return ERR_CONFIG;
-	}
+	if (strncmp(base, "http://", 7) != 0)
+		return errmsg_set(err, ERR_CONFIG, "the controller URL must "
+		    "start with http://");
 	h = base + 7;
 	if ((colon = strrchr(h, ':')) == NULL || (size_t)(colon - h) >=
-	    hostlen) {
-		snprintf(err, errlen, "the controller URL needs HOST:PORT");
-		return ERR_CONFIG;
-	}
+	    hostlen)
+		return errmsg_set(err, ERR_CONFIG, "the controller URL needs "
+		    "HOST:PORT");
 	memcpy(host, h, (size_t)(colon - h));
 	host[colon - h] = '\0';
 	snprintf(port, sizeof port, "%.*s", (int)strcspn(colon + 1, "/"),
 	    colon + 1);
 	memset(&hints, 0, sizeof hints);
 	hints.ai_socktype = SOCK_STREAM;
-	if (getaddrinfo(host, port, &hints, &ai) != 0) {
-		snprintf(err, errlen, "cannot resolve the controller's host");
-		return ERR_CONNECT;
-	}
+	if (getaddrinfo(host, port, &hints, &ai) != 0)
+		return errmsg_set(err, ERR_CONNECT, "cannot resolve the "
+		    "controller's host");
 	for (p = ai; p != NULL; p = p->ai_next) {
 		fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC, 0);
 		if (fd < 0)
@@ -67,11 +63,9 @@ http_client_connect(const char *base, char *host, size_t hostlen, int *fdp,
 		fd = -1;
 	}
 	freeaddrinfo(ai);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot connect to the controller at %s: "
-		    "%s", base, strerror(errno));
-		return ERR_CONNECT;
-	}
+	if (fd < 0)
+		return errmsg_set(err, ERR_CONNECT, "cannot connect to the "
+		    "controller at %s: %s", base, strerror(errno));
 	*fdp = fd;
 	return 0;
 }
@@ -103,7 +97,7 @@ http_client_resp_free(struct http_client_resp *r)
 int
 http_client_request(const char *base, const char *method, const char *path,
     const char *token, const char *body, size_t len,
-    struct http_client_resp *out, char *err, size_t errlen)
+    struct http_client_resp *out, struct errmsg *err)
 {
 	char	 host[256], hdr[1024 + 600], *buf = NULL, *sep, *b;
 	size_t	 n = 0, cap = 0, hl;
@@ -111,8 +105,7 @@ http_client_request(const char *base, const char *method, const char *path,
 	int	 fd = -1, r;
 
 	memset(out, 0, sizeof *out);
-	if ((r = http_client_connect(base, host, sizeof host, &fd, err,
-	    errlen)) != 0)
+	if ((r = http_client_connect(base, host, sizeof host, &fd, err)) != 0)
 		return r;
 	hl = (size_t)snprintf(hdr, sizeof hdr, "%s %s HTTP/1.1\r\nHost: %s\r\n"
 	    "Connection: close\r\nContent-Type: application/json\r\n"
@@ -123,8 +116,8 @@ http_client_request(const char *base, const char *method, const char *path,
 	if (hl >= sizeof hdr || (r = http_client_send(fd, hdr, hl)) != 0 ||
 	    (len > 0 && (r = http_client_send(fd, body, len)) != 0)) {
 		explicit_bzero(hdr, sizeof hdr);
-		snprintf(err, errlen, "the controller closed the connection");
-		r = ERR_CONNECT;
+		r = errmsg_set(err, ERR_CONNECT, "the controller closed the "
+		    "connection");
 		goto out;
 	}
 	explicit_bzero(hdr, sizeof hdr);
@@ -137,32 +130,35 @@ http_client_request(const char *base, const char *method, const char *path,
 		if (rd < 0 && errno == EINTR)
 			continue;
 		if (rd < 0) {
-			snprintf(err, errlen, "reading the reply: %s",
-			    strerror(errno));
-			r = ERR_CONNECT;
+			r = errmsg_set(err, ERR_CONNECT, "reading the reply: "
+			    "%s", strerror(errno));
 			goto out;
 		}
 		if (rd == 0)
 			break;
 		n += (size_t)rd;
 		if (n > HTTP_CLIENT_MAX) {
-			snprintf(err, errlen, "the reply is too large");
-			r = ERR_TOO_LARGE;
+			r = errmsg_set(err, ERR_TOO_LARGE, "the reply is too "
+			    "large");
 			goto out;
 		}
 	}
 	if (buf == NULL || n < 12 || strncmp(buf, "HTTP/1.", 7) != 0) {
-		snprintf(err, errlen, "the controller sent no HTTP reply");
-		r = ERR_PROTOCOL;
+		r = errmsg_set(err, ERR_PROTOCOL, "the controller sent no HTTP "
+		    "reply");
 		goto out;
 	}
 	buf[n] = '\0';
 	if ((sep = strstr(buf, "\r\n\r\n")) == NULL) {
-		snprintf(err, errlen, "the controller's reply is cut short");
-		r = ERR_PROTOCOL;
+		r = errmsg_set(err, ERR_PROTOCOL, "the controller's reply is "
+		    "cut short");
 		goto out;
 	}
-	out->status = atoi(buf + 9);
+	if (http_head_status(buf, (size_t)(sep - buf), &out->status) != 0) {
+		r = errmsg_set(err, ERR_PROTOCOL, "the controller sent no "
+		    "HTTP reply");
+		goto out;
+	}
 	b = sep + 4;
 	out->len = n - (size_t)(b - buf);
 	out->body = xmalloc(out->len + 1);
@@ -184,7 +180,7 @@ out:
  */
 static int
 http_client_send_body(int fd, long long len, http_client_src src,
-    void *arg, char *err, size_t errlen)
+    void *arg, struct errmsg *err)
 {
 	struct pollfd	 pfd;
 	char		*buf = xmalloc(HTTP_CLIENT_CHUNK);
@@ -201,7 +197,7 @@ http_client_send_body(int fd, long long len, http_client_src src,
 			if (errno == EINTR)
 				continue;
 			r = ERR_CONNECT;
-			snprintf(err, errlen, "poll: %s", strerror(errno));
+			errmsg_set(err, r, "poll: %s", strerror(errno));
 			break;
 		}
 		if (pfd.revents & (POLLIN | POLLHUP | POLLERR))
@@ -211,7 +207,7 @@ http_client_send_body(int fd, long long len, http_client_src src,
 			    (size_t)left : HTTP_CLIENT_CHUNK);
 			if (n <= 0) {
 				r = n < 0 ? (int)n : ERR_IO;
-				snprintf(err, errlen, "the input ended %lld "
+				errmsg_set(err, r, "the input ended %lld "
 				    "bytes before its announced size", left);
 				break;
 			}
@@ -231,23 +227,8 @@ http_client_send_body(int fd, long long len, http_client_src src,
 	return r;
 }
 
-/* The value of header name in hdr (CRLF lines), or -1. */
-static long long
-http_client_clen(const char *hdr)
-{
-	const char	*p = hdr;
-
-	while ((p = strstr(p, "\r\n")) != NULL) {
-		p += 2;
-		if (strncasecmp(p, "Content-Length:", 15) == 0)
-			return strtoll(p + 15, NULL, 10);
-	}
-	return -1;
-}
-
 static int
-http_client_recv(int fd, char *p, size_t max, size_t *got, char *err,
-    size_t errlen)
+http_client_recv(int fd, char *p, size_t max, size_t *got, struct errmsg *err)
 {
 	ssize_t	 rd;
 
@@ -255,11 +236,9 @@ http_client_recv(int fd, char *p, size_t max, size_t *got, char *err,
 	do
 		rd = recv(fd, p, max, 0);
 	while (rd < 0 && errno == EINTR);
-	if (rd < 0) {
-		snprintf(err, errlen, "reading the reply: %s",
+	if (rd < 0)
+		return errmsg_set(err, ERR_CONNECT, "reading the reply: %s",
 		    strerror(errno));
-		return ERR_CONNECT;
-	}
 	*got = (size_t)rd;
 	return 0;
 }
@@ -267,21 +246,20 @@ http_client_recv(int fd, char *p, size_t max, size_t *got, char *err,
 /* The status line and headers; buf keeps what was read past them. */
 static int
 http_client_head(int fd, char *buf, size_t *n, struct http_client_resp *out,
-    long long *clen, size_t *hdrlen, char *err, size_t errlen)
+    long long *clen, size_t *hdrlen, struct errmsg *err)
 {
 	char	*sep = NULL;
 	size_t	 k;
-	int	 r;
+	int64_t	 len;
+	int	 r, h;
 
 	*n = 0;
 	while (sep == NULL) {
-		if (*n >= HTTP_CLIENT_HDR_MAX) {
-			snprintf(err, errlen, "the reply's headers are too "
-			    "large");
-			return ERR_PROTOCOL;
-		}
+		if (*n >= HTTP_CLIENT_HDR_MAX)
+			return errmsg_set(err, ERR_PROTOCOL, "the reply's "
+			    "headers are too large");
 		if ((r = http_client_recv(fd, buf + *n, HTTP_CLIENT_HDR_MAX -
-		    *n, &k, err, errlen)) != 0)
+		    *n, &k, err)) != 0)
 			return r;
 		if (k == 0)
 			break;
@@ -289,14 +267,12 @@ http_client_head(int fd, char *buf, size_t *n, struct http_client_resp *out,
 		buf[*n] = '\0';
 		sep = strstr(buf, "\r\n\r\n");
 	}
-	if (sep == NULL || *n < 12 || strncmp(buf, "HTTP/1.", 7) != 0) {
-		snprintf(err, errlen, "the controller sent no HTTP reply");
-		return ERR_PROTOCOL;
-	}
-	*sep = '\0';
-	out->status = atoi(buf + 9);
-	*clen = http_client_clen(buf);
-	*hdrlen = (size_t)(sep - buf) + 4;
+	if (sep == NULL || (h = http_head_parse(buf, *n, HTTP_CLIENT_HDR_MAX,
+	    &out->status, &len)) <= 0)
+		return errmsg_set(err, ERR_PROTOCOL, "the controller sent no "
+		    "HTTP reply");
+	*clen = len;
+	*hdrlen = (size_t)h;
 	return 0;
 }
 
@@ -304,7 +280,7 @@ http_client_head(int fd, char *buf, size_t *n, struct http_client_resp *out,
 static int
 http_client_body(int fd, char *buf, size_t have, long long clen,
     http_client_sink sink, void *arg, struct http_client_resp *out,
-    char *err, size_t errlen)
+    struct errmsg *err)
 {
 	long long	 got = 0;
 	size_t		 k, cap = 0;
@@ -315,10 +291,9 @@ http_client_body(int fd, char *buf, size_t have, long long clen,
 		if (clen >= 0 && (long long)have > clen - got)
 			have = (size_t)(clen - got);
 		if (have > 0 && keep) {
-			if (out->len + have > HTTP_CLIENT_ERR_MAX) {
-				snprintf(err, errlen, "the reply is too large");
-				return ERR_TOO_LARGE;
-			}
+			if (out->len + have > HTTP_CLIENT_ERR_MAX)
+				return errmsg_set(err, ERR_TOO_LARGE, "the "
+				    "reply is too large");
 			if (out->len + have + 1 > cap) {
 				cap = (out->len + have + 1) * 2;
 				out->body = xrealloc(out->body, cap);
@@ -327,25 +302,22 @@ http_client_body(int fd, char *buf, size_t have, long long clen,
 			out->len += have;
 			out->body[out->len] = '\0';
 		} else if (have > 0 && sink(arg, buf, have) != 0) {
-			snprintf(err, errlen, "cannot write the output: %s",
-			    strerror(errno));
-			return ERR_IO;
+			return errmsg_set(err, ERR_IO, "cannot write the "
+			    "output: %s", strerror(errno));
 		}
 		got += (long long)have;
 		if (clen >= 0 && got == clen)
 			break;
-		if ((r = http_client_recv(fd, buf, HTTP_CLIENT_CHUNK, &k, err,
-		    errlen)) != 0)
+		if ((r = http_client_recv(fd, buf, HTTP_CLIENT_CHUNK, &k,
+		    err)) != 0)
 			return r;
 		if (k == 0)
 			break;
 		have = k;
 	}
-	if (clen >= 0 && got < clen) {
-		snprintf(err, errlen, "the transfer was cut short after %lld "
-		    "of %lld bytes", got, clen);
-		return ERR_PROTOCOL;
-	}
+	if (clen >= 0 && got < clen)
+		return errmsg_set(err, ERR_PROTOCOL, "the transfer was cut "
+		    "short after %lld of %lld bytes", got, clen);
 	if (out->body == NULL)
 		out->body = xstrdup("");
 	return 0;
@@ -355,7 +327,7 @@ int
 http_client_stream(const char *base, const char *method, const char *path,
     const char *token, long long len, http_client_src src, void *src_arg,
     http_client_sink sink, void *sink_arg, struct http_client_resp *out,
-    char *err, size_t errlen)
+    struct errmsg *err)
 {
 	char		 host[256], cl[96], *hdr, *buf = NULL;
 	size_t		 hl, hcap, n = 0, hdrlen = 0;
@@ -363,8 +335,7 @@ http_client_stream(const char *base, const char *method, const char *path,
 	int		 fd = -1, r;
 
 	memset(out, 0, sizeof *out);
-	if ((r = http_client_connect(base, host, sizeof host, &fd, err,
-	    errlen)) != 0)
+	if ((r = http_client_connect(base, host, sizeof host, &fd, err)) != 0)
 		return r;
 	cl[0] = '\0';
 	if (len >= 0)
@@ -381,20 +352,19 @@ http_client_stream(const char *base, const char *method, const char *path,
 	explicit_bzero(hdr, hcap);
 	free(hdr);
 	if (r != 0) {
-		snprintf(err, errlen, "the controller closed the connection");
-		r = ERR_CONNECT;
+		r = errmsg_set(err, ERR_CONNECT, "the controller closed the "
+		    "connection");
 		goto out;
 	}
-	if (len > 0 && (r = http_client_send_body(fd, len, src, src_arg, err,
-	    errlen)) != 0)
+	if (len > 0 && (r = http_client_send_body(fd, len, src, src_arg,
+	    err)) != 0)
 		goto out;
 	buf = xmalloc(HTTP_CLIENT_HDR_MAX + HTTP_CLIENT_CHUNK + 1);
-	if ((r = http_client_head(fd, buf, &n, out, &clen, &hdrlen, err,
-	    errlen)) != 0)
+	if ((r = http_client_head(fd, buf, &n, out, &clen, &hdrlen, err)) != 0)
 		goto out;
 	memmove(buf, buf + hdrlen, n - hdrlen);
 	r = http_client_body(fd, buf, n - hdrlen, clen, sink, sink_arg, out,
-	    err, errlen);
+	    err);
 out:
 	if (r != 0)
 		http_client_resp_free(out);

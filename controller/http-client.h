@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 
+struct errmsg;
+
 #define HTTP_CLIENT_MAX	(256 * 1024 * 1024)
 
 struct http_client_resp {
@@ -28,8 +30,7 @@ struct http_client_resp {
  */
 int	http_client_request(const char *base, const char *method,
 	    const char *path, const char *token, const char *body,
-	    size_t len, struct http_client_resp *out, char *err,
-	    size_t errlen);
+	    size_t len, struct http_client_resp *out, struct errmsg *err);
 void	http_client_resp_free(struct http_client_resp *r);
 
 /*
@@ -47,7 +48,6 @@ typedef int	(*http_client_sink)(void *arg, const char *p, size_t n);
 int	http_client_stream(const char *base, const char *method,
 	    const char *path, const char *token, long long len,
 	    http_client_src src, void *src_arg, http_client_sink sink,
-	    void *sink_arg, struct http_client_resp *out, char *err,
-	    size_t errlen);
+	    void *sink_arg, struct http_client_resp *out, struct errmsg *err);
 
 #endif

@@ -70,6 +70,14 @@ lease_free_for(struct store *s, const char *computer, const char *bot,
 	return 0;
 }
 
+/* C-8: LEASE_HELD while the idle job's reservation of computer holds. */
+static int
+lease_reserved(struct store *s, const char *computer, int64_t now)
+{
+	return lease_free_for(s, computer, LEASE_RESERVE_BOT,
+	    LEASE_RESERVE, "", now);
+}
+
 int
 lease_acquire(struct store *s, const char *computer, const char *bot,
     const char *holder, int64_t ttl_ms, int flags, struct store_lease *out)
@@ -85,18 +93,16 @@ lease_acquire(struct store *s, const char *computer, const char *bot,
 	if ((r = store_bot_ensure(s, computer, bot, &b)) != 0 ||
 	    (r = lease_free_for(s, computer, bot, LEASE_EXEC, holder,
 	    now)) != 0 ||
-	    (r = lease_free_for(s, computer, bot, LEASE_CONTROL, "", now)) != 0)
+	    (r = lease_free_for(s, computer, bot, LEASE_CONTROL, "", now)) != 0 ||
+	    (r = lease_reserved(s, computer, now)) != 0)
 		goto out;
 	if (flags & LEASE_F_RUN)
 		snprintf(b.run_state, sizeof b.run_state, "running");
 	if ((r = lease_grant(s, &b, LEASE_EXEC, holder, ttl_ms, now,
 	    out)) != 0)
 		goto out;
-	r = store_commit(s);
 out:
-	if (r != 0)
-		store_rollback(s);
-	return r;
+	return store_end(s, r);
 }
 
 int
@@ -128,16 +134,14 @@ lease_acquire_control(struct store *s, const char *computer, const char *bot,
 		if (r != 0 && r != ERR_NOT_FOUND)
 			goto out;
 	}
-	if ((r = lease_free_for(s, computer, bot, LEASE_CONTROL, holder,
+	if ((r = lease_reserved(s, computer, now)) != 0 ||
+	    (r = lease_free_for(s, computer, bot, LEASE_CONTROL, holder,
 	    now)) != 0 ||
 	    (r = lease_grant(s, &b, LEASE_CONTROL, holder, ttl_ms, now,
 	    out)) != 0)
 		goto out;
-	r = store_commit(s);
 out:
-	if (r != 0)
-		store_rollback(s);
-	return r;
+	return store_end(s, r);
 }
 
 /* Inside a transaction: the lease row of id, live and latest. */
@@ -178,11 +182,8 @@ lease_heartbeat(struct store *s, const char *id, int64_t ttl_ms,
 	out->expires_ms = now + lease_ttl(ttl_ms);
 	if ((r = store_lease_put(s, out)) != 0)
 		goto out;
-	r = store_commit(s);
 out:
-	if (r != 0)
-		store_rollback(s);
-	return r;
+	return store_end(s, r);
 }
 
 int
@@ -227,11 +228,8 @@ lease_release(struct store *s, const char *id)
 		if ((r = store_bot_update(s, &b)) != 0)
 			goto out;
 	}
-	r = store_commit(s);
 out:
-	if (r != 0)
-		store_rollback(s);
-	return r;
+	return store_end(s, r);
 }
 
 int
@@ -248,9 +246,6 @@ lease_request_takeover(struct store *s, const char *computer,
 	snprintf(b.run_state, sizeof b.run_state, "waiting_takeover");
 	if ((r = store_bot_update(s, &b)) != 0)
 		goto out;
-	r = store_commit(s);
 out:
-	if (r != 0)
-		store_rollback(s);
-	return r;
+	return store_end(s, r);
 }

@@ -1,6 +1,6 @@
 /*
- * Fenced leases (SPEC C-3).  A bot has at most one execution lease (its
- * driver) and at most one control lease (a user's "Take control") at a
+ * Fenced leases (doc/DESIGN.md C-3).  A bot has at most one execution lease
+ * (its driver) and at most one control lease (a user's "Take control") at a
  * time; different bots never contend.  Every grant raises the bot's fence
  * by one and the holder passes that fence to guestd on every mutating call
  * (G-32), so a holder whose lease expired and was granted to someone else
@@ -17,6 +17,12 @@
 
 #define LEASE_EXEC		"exec"
 #define LEASE_CONTROL		"control"
+/*
+ * The idle job's reservation of a whole computer (C-8): one row under a
+ * bot name no bot can have; while it lives no lease is granted.
+ */
+#define LEASE_RESERVE		"reserve"
+#define LEASE_RESERVE_BOT	"*"
 #define LEASE_TTL_DEFAULT_MS	30000
 #define LEASE_TTL_MAX_MS	(24 * 3600 * 1000)
 

@@ -1,7 +1,8 @@
 /*
- * rakazoctl: the operator's command line (SPEC C-5).  main() only finds the
- * top-level verb in cli_cmds[] and hands it argv; each verb lives in its own
- * cli-*.c file and owns its options, output and exit status.
+ * rakazoctl: the operator's command line (doc/DESIGN.md C-5).  main()
+ * only finds the top-level verb in cli_cmds[] and hands it argv; each verb
+ * lives in its own cli-*.c file and owns its options, output and exit
+ * status.
  */
 #include "autoconf.h"
 
@@ -30,6 +31,9 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cli_take_control_entry,
 	&cli_release_control_entry,
 	&cli_activity_entry,
+	&cli_checkpoint_entry,
+	&cli_restore_entry,
+	&cli_homes_entry,
 	&cli_s3_entry,
 };
 

@@ -13,31 +13,37 @@
 
 #include "err.h"
 #include "provider.h"
+#include "queue-compat.h"
 #include "xmalloc.h"
 
-/* Running computers and per-bot fences (loop thread only: no lock). */
+/*
+ * Running computers, files and per-bot fences (loop thread only: no lock).
+ * Files and fences are never forgotten: singly linked is enough.
+ */
 struct fake_file {
 	char		 key[STORE_ID_MAX + 512];	/* computer/path */
 	char		*data;
 	size_t		 len;
-	struct fake_file *next;
+	SLIST_ENTRY(fake_file) entry;
 };
 
 struct fake_fence {
 	char		 key[2 * STORE_ID_MAX];		/* computer/bot */
 	int64_t		 fence;
-	struct fake_fence *next;
+	SLIST_ENTRY(fake_fence) entry;
 };
 
 struct fake_run {
 	char		 id[STORE_ID_MAX];
 	int64_t		 frame;
-	struct fake_run	*next;
+	LIST_ENTRY(fake_run) entry;
 };
 
-static struct fake_file	*fake_files;
-static struct fake_fence *fake_fences;
-static struct fake_run	*fake_runs;
+static SLIST_HEAD(, fake_file)	 fake_files =
+    SLIST_HEAD_INITIALIZER(fake_files);
+static SLIST_HEAD(, fake_fence)	 fake_fences =
+    SLIST_HEAD_INITIALIZER(fake_fences);
+static LIST_HEAD(, fake_run)	 fake_runs = LIST_HEAD_INITIALIZER(fake_runs);
 
 /* A 1x1 PNG. */
 static const unsigned char fake_png[] = {
@@ -54,15 +60,14 @@ fake_run_find(const char *id)
 {
 	struct fake_run	*u;
 
-	for (u = fake_runs; u != NULL; u = u->next)
+	LIST_FOREACH(u, &fake_runs, entry)
 		if (strcmp(u->id, id) == 0)
 			return u;
 	return NULL;
 }
 
 static int
-fake_start(struct provider *p, struct store_computer *c, char *err,
-    size_t errlen)
+fake_start(struct provider *p, struct store_computer *c, struct errmsg *err)
 {
 	struct fake_run	*u;
 
@@ -70,8 +75,7 @@ fake_start(struct provider *p, struct store_computer *c, char *err,
 		u = xcalloc(1, sizeof *u);
 		snprintf(u->id, sizeof u->id, "%s", c->id);
 		u->frame = 1;
-		u->next = fake_runs;
-		fake_runs = u;
+		LIST_INSERT_HEAD(&fake_runs, u, entry);
 	}
 	snprintf(c->ref, sizeof c->ref, "{\"fake\":true}");
 	return 0;
@@ -86,21 +90,18 @@ fake_alive(struct provider *p, const struct store_computer *c)
 static int
 fake_stop(struct provider *p, struct store_computer *c)
 {
-	struct fake_run	**pp, *u;
+	struct fake_run	*u;
 
-	for (pp = &fake_runs; (u = *pp) != NULL; pp = &u->next)
-		if (strcmp(u->id, c->id) == 0) {
-			*pp = u->next;
-			free(u);
-			break;
-		}
+	if ((u = fake_run_find(c->id)) != NULL) {
+		LIST_REMOVE(u, entry);
+		free(u);
+	}
 	return 0;
 }
 
 /* G-32 as guestd does it. */
 static int
-fake_fence_check(const char *computer, json_t *args, char *err,
-    size_t errlen)
+fake_fence_check(const char *computer, json_t *args, struct errmsg *err)
 {
 	struct fake_fence	*f;
 	const char		*bot = json_string_value(json_object_get(args,
@@ -115,20 +116,17 @@ fake_fence_check(const char *computer, json_t *args, char *err,
 		return ERR_BAD_REQUEST;
 	fence = json_integer_value(jf);
 	snprintf(key, sizeof key, "%s/%s", computer, bot);
-	for (f = fake_fences; f != NULL; f = f->next)
+	SLIST_FOREACH(f, &fake_fences, entry)
 		if (strcmp(f->key, key) == 0)
 			break;
 	if (f == NULL) {
 		f = xcalloc(1, sizeof *f);
 		snprintf(f->key, sizeof f->key, "%s", key);
-		f->next = fake_fences;
-		fake_fences = f;
+		SLIST_INSERT_HEAD(&fake_fences, f, entry);
 	}
-	if (fence < f->fence) {
-		snprintf(err, errlen, "STALE_FENCE: %s",
+	if (fence < f->fence)
+		return errmsg_set(err, ERR_STALE_FENCE, "STALE_FENCE: %s",
 		    err_message(ERR_STALE_FENCE));
-		return ERR_STALE_FENCE;
-	}
 	f->fence = fence;
 	return 0;
 }
@@ -138,7 +136,7 @@ fake_file_find(const char *key)
 {
 	struct fake_file	*f;
 
-	for (f = fake_files; f != NULL; f = f->next)
+	SLIST_FOREACH(f, &fake_files, entry)
 		if (strcmp(f->key, key) == 0)
 			return f;
 	return NULL;
@@ -163,8 +161,7 @@ fake_files_op(const char *computer, const char *op, json_t *args,
 		if ((f = fake_file_find(key)) == NULL) {
 			f = xcalloc(1, sizeof *f);
 			snprintf(f->key, sizeof f->key, "%s", key);
-			f->next = fake_files;
-			fake_files = f;
+			SLIST_INSERT_HEAD(&fake_files, f, entry);
 		}
 		free(f->data);
 		f->data = xmalloc(inlen + 1);
@@ -192,7 +189,7 @@ fake_files_op(const char *computer, const char *op, json_t *args,
 	snprintf(key, sizeof key, "%s/%s%s", computer, path,
 	    path[0] != '\0' && path[strlen(path) - 1] != '/' ? "/" : "");
 	plen = strlen(key);
-	for (f = fake_files; f != NULL; f = f->next)
+	SLIST_FOREACH(f, &fake_files, entry)
 		if (strncmp(f->key, key, plen) == 0)
 			json_array_append_new(entries, json_pack("{s:s, s:s, "
 			    "s:I}", "name", f->key + plen, "type", "file",
@@ -257,19 +254,19 @@ fake_dispatch(struct fake_run *u, const char *op, json_t *args,
 static int
 fake_call(struct provider *p, const struct store_computer *c, const char *op,
     json_t *args, const void *in, size_t inlen, json_t **result, void **out,
-    size_t *outlen, char *err, size_t errlen)
+    size_t *outlen, struct errmsg *err)
 {
 	struct fake_run	*u;
 	int		 r;
 
 	if ((u = fake_run_find(c->id)) == NULL) {
 		r = ERR_CONNECT;
-		snprintf(err, errlen, "CONNECT_FAILED: the computer is not "
+		errmsg_set(err, r, "CONNECT_FAILED: the computer is not "
 		    "running");
-	} else if ((r = fake_fence_check(c->id, args, err, errlen)) == 0)
+	} else if ((r = fake_fence_check(c->id, args, err)) == 0)
 		r = fake_dispatch(u, op, args, in, inlen, result, out, outlen);
-	if (r != 0 && err[0] == '\0')
-		snprintf(err, errlen, "%s: %s", err_name(r), err_message(r));
+	if (r != 0 && err->msg[0] == '\0')
+		errmsg_set(err, r, "%s: %s", err_name(r), err_message(r));
 	json_decref(args);
 	return r;
 }

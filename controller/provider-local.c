@@ -54,6 +54,7 @@
 #include "token.h"
 #include "guest-client.h"
 #include "provider.h"
+#include "queue-compat.h"
 #include "task.h"
 #include "xmalloc.h"
 
@@ -79,12 +80,12 @@ struct lconn {
 	struct gclient		*c;
 	int			 refs;
 	int			 connecting;
-	int			 dead;
+	int			 dead;		/* unlinked */
 	struct task_cond	 cv;		/* connecting finished */
-	struct lconn		*next;
+	LIST_ENTRY(lconn)	 entry;		/* in local_conns until dead */
 };
 
-static struct lconn	*local_conns;
+static LIST_HEAD(, lconn) local_conns = LIST_HEAD_INITIALIZER(local_conns);
 
 struct local_ref {
 	long	 pid;
@@ -163,16 +164,10 @@ local_conn_free(struct lconn *l)
 static void
 local_conn_kill(struct lconn *l)
 {
-	struct lconn	**pp;
-
 	if (l->dead)
 		return;
 	l->dead = 1;
-	for (pp = &local_conns; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == l) {
-			*pp = l->next;
-			break;
-		}
+	LIST_REMOVE(l, entry);
 	if (l->refs == 0)
 		local_conn_free(l);
 }
@@ -190,8 +185,7 @@ local_conn_drop(const char *id)
 {
 	struct lconn	*l, *next;
 
-	for (l = local_conns; l != NULL; l = next) {
-		next = l->next;
+	LIST_FOREACH_SAFE(l, &local_conns, entry, next) {
 		if (strcmp(l->id, id) == 0)
 			local_conn_kill(l);
 	}
@@ -240,7 +234,7 @@ local_write_secret(const char *path, char *secret, size_t len)
 static int	local_rmtree(const char *);
 
 static int
-local_init(struct provider *p, char *err, size_t errlen)
+local_init(struct provider *p, struct errmsg *err)
 {
 	struct local_cfg	*lc;
 	const char		*s = p->cfg.uid_range;
@@ -255,12 +249,10 @@ local_init(struct provider *p, char *err, size_t errlen)
 	/* Below 1000 are the system's; 65534 and up are nobody's and -1. */
 	if (sscanf(s, "%lu-%lu%n", &lo, &hi, &n) != 2 || s[n] != '\0' ||
 	    lo < 1000 || hi < lo || hi >= 0x7fffffffUL ||
-	    (lo <= 65535 && hi >= 65534)) {
-		snprintf(err, errlen, "--local-uid-range wants LO-HI with "
-		    "1000 <= LO <= HI < 2147483647 and without 65534-65535, "
-		    "or off");
-		return ERR_CONFIG;
-	}
+	    (lo <= 65535 && hi >= 65534))
+		return errmsg_set(err, ERR_CONFIG, "--local-uid-range wants "
+		    "LO-HI with 1000 <= LO <= HI < 2147483647 and without "
+		    "65534-65535, or off");
 	lc->isolated = 1;
 	lc->lo = (uid_t)lo;
 	lc->hi = (uid_t)hi;
@@ -295,8 +287,8 @@ local_isolation(struct provider *p)
  * oldest is the one that may run.
  */
 static int
-local_admit(struct provider *p, struct store *s, const char *id, char *err,
-    size_t errlen)
+local_admit(struct provider *p, struct store *s, const char *id,
+    struct errmsg *err)
 {
 	struct store_computer	*cs = NULL, *me = NULL;
 	size_t			 n = 0, i, others = 0;
@@ -322,12 +314,11 @@ local_admit(struct provider *p, struct store *s, const char *id, char *err,
 	free(cs);
 	if (others == 0)
 		return 0;
-	snprintf(err, errlen, "every local computer of this controller runs "
-	    "as one user (%s), so a second one could read and change the "
-	    "first's files: run serve as root with a --local-uid-range, or "
-	    "accept this with --allow-shared-user",
+	return errmsg_set(err, ERR_SHARED_USER, "every local computer of this "
+	    "controller runs as one user (%s), so a second one could read and "
+	    "change the first's files: run serve as root with a "
+	    "--local-uid-range, or accept this with --allow-shared-user",
 	    geteuid() == 0 ? "--local-uid-range off" : "serve is not root");
-	return ERR_SHARED_USER;
 }
 
 /* Is uid within one of the ranges of /etc/subuid-style file path? */
@@ -422,8 +413,8 @@ local_uid_free(uid_t u, const int64_t *used, size_t nused,
  * directory never hand out the same uid).
  */
 static int
-local_uid_for(struct provider *p, const char *id, uid_t *out, char *err,
-    size_t errlen)
+local_uid_for(struct provider *p, const char *id, uid_t *out,
+    struct errmsg *err)
 {
 	const struct local_cfg	*lc = p->impl;
 	struct store		*s = NULL;
@@ -432,7 +423,7 @@ local_uid_for(struct provider *p, const char *id, uid_t *out, char *err,
 	size_t			 nused = 0, nprocs = 0;
 	int			 r, tx = 0;
 
-	if ((r = store_open(&s, p->cfg.data_dir, err, errlen)) != 0)
+	if ((r = store_open(&s, p->cfg.data_dir, err)) != 0)
 		goto out;
 	if ((r = store_uid_get(s, id, &uid)) == 0)
 		goto out;
@@ -457,19 +448,19 @@ local_uid_for(struct provider *p, const char *id, uid_t *out, char *err,
 			break;
 	}
 	if (r != 0) {
-		snprintf(err, errlen, "no free uid left in --local-uid-range "
+		errmsg_set(err, r, "no free uid left in --local-uid-range "
 		    "%s", p->cfg.uid_range);
 		goto out;
 	}
-	if ((r = store_uid_add(s, id, uid, store_now_ms())) != 0 ||
-	    (r = store_commit(s)) != 0)
-		goto fail;
+	r = store_end(s, store_uid_add(s, id, uid, store_now_ms()));
 	tx = 0;
+	if (r != 0)
+		goto fail;
 	log_info("local.uid_assigned", "computer=%s uid=%lld", id,
 	    (long long)uid);
 	goto out;
 fail:
-	snprintf(err, errlen, "cannot record the computer's user in the "
+	errmsg_set(err, r, "cannot record the computer's user in the "
 	    "state store");
 out:
 	if (s != NULL && tx && store_in_tx(s))
@@ -487,9 +478,9 @@ static void
 local_uid_retire(struct provider *p, const char *id)
 {
 	struct store	*s = NULL;
-	char		 err[256];
+	struct errmsg	 err;
 
-	if (store_open(&s, p->cfg.data_dir, err, sizeof err) != 0 ||
+	if (store_open(&s, p->cfg.data_dir, &err) != 0 ||
 	    store_uid_retire(s, id, store_now_ms()) != 0)
 		log_warn("local.uid_retire", "computer=%s", id);
 	store_free(s);
@@ -656,7 +647,7 @@ local_exec_guestd(struct provider *p, const char *dir, const char *home,
 
 /* Read the port guestd writes into the FIFO, or notice it died. */
 static int
-local_wait_port(int fd, pid_t pid, int *port, char *err, size_t errlen)
+local_wait_port(int fd, pid_t pid, int *port, struct errmsg *err)
 {
 	char	 line[32];
 	ssize_t	 n;
@@ -666,7 +657,7 @@ local_wait_port(int fd, pid_t pid, int *port, char *err, size_t errlen)
 	/* A pidfd turns "guestd died first" into one more readable fd. */
 	if ((pfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {
 		r = err_from_errno(errno);
-		snprintf(err, errlen, "cannot watch guestd: %s",
+		errmsg_set(err, r, "cannot watch guestd: %s",
 		    strerror(errno));
 		goto fail;
 	}
@@ -682,14 +673,14 @@ local_wait_port(int fd, pid_t pid, int *port, char *err, size_t errlen)
 			if (*port > 0 && *port < 65536)
 				return 0;
 		}
-		snprintf(err, errlen, "guestd reported no port");
+		errmsg_set(err, ERR_PROVIDER, "guestd reported no port");
 	} else if (r == 0) {
 		(void)waitpid(pid, NULL, 0);
-		snprintf(err, errlen, "guestd exited during start-up "
-		    "(see guestd.log in the computer's directory)");
-		return ERR_PROVIDER;
+		return errmsg_set(err, ERR_PROVIDER, "guestd exited during "
+		    "start-up (see guestd.log in the computer's directory)");
 	} else
-		snprintf(err, errlen, "guestd did not report its port in time");
+		errmsg_set(err, ERR_PROVIDER,
+		    "guestd did not report its port in time");
 fail:
 	kill(pid, SIGKILL);
 	(void)task_wait_pid(pid, -1);
@@ -699,24 +690,22 @@ fail:
 
 /* Shared user: the second computer is refused at its start as well. */
 static int
-local_admit_start(struct provider *p, const char *id, char *err,
-    size_t errlen)
+local_admit_start(struct provider *p, const char *id, struct errmsg *err)
 {
 	struct store	*s = NULL;
 	int		 r;
 
 	if (local_isolated(p) || p->cfg.allow_shared_user)
 		return 0;
-	if ((r = store_open(&s, p->cfg.data_dir, err, errlen)) != 0)
+	if ((r = store_open(&s, p->cfg.data_dir, err)) != 0)
 		return r;
-	r = local_admit(p, s, id, err, errlen);
+	r = local_admit(p, s, id, err);
 	store_free(s);
 	return r;
 }
 
 static int
-local_start(struct provider *p, struct store_computer *c, char *err,
-    size_t errlen)
+local_start(struct provider *p, struct store_computer *c, struct errmsg *err)
 {
 	char		 dir[PATH_MAX], home[PATH_MAX], secretp[PATH_MAX];
 	char		 ready[PATH_MAX], secret[TOKEN_STRLEN + 1];
@@ -734,12 +723,12 @@ local_start(struct provider *p, struct store_computer *c, char *err,
 	if (local_alive(p, c) == 1)
 		return 0;	/* reconnect: it still runs */
 	local_conn_drop(c->id);
-	if ((r = local_admit_start(p, c->id, err, errlen)) != 0)
+	if ((r = local_admit_start(p, c->id, err)) != 0)
 		goto out;
 	if ((size_t)snprintf(dir, sizeof dir, "%s/computers/%s",
 	    p->cfg.data_dir, c->id) >= sizeof dir - 16) {
-		snprintf(err, errlen, "the data directory path is too long");
-		r = ERR_NAME_TOO_LONG;
+		r = errmsg_set(err, ERR_NAME_TOO_LONG, "the data directory "
+		    "path is too long");
 		goto out;
 	}
 	if ((size_t)snprintf(home, sizeof home, "%s/home", dir) >= sizeof home ||
@@ -754,7 +743,7 @@ local_start(struct provider *p, struct store_computer *c, char *err,
 	}
 	if ((r = local_mkdirs(dir, 0700)) != 0 ||
 	    (r = local_mkdirs(home, 0700)) != 0) {
-		snprintf(err, errlen, "cannot create the computer's directory");
+		errmsg_set(err, r, "cannot create the computer's directory");
 		goto out;
 	}
 	if (geteuid() == 0) {
@@ -767,13 +756,13 @@ local_start(struct provider *p, struct store_computer *c, char *err,
 		if (chmod(p->cfg.data_dir, 0711) != 0 ||
 		    chmod(tmp, 0711) != 0 || chmod(dir, 0711) != 0) {
 			r = err_from_errno(errno);
-			snprintf(err, errlen, "cannot open the data directory "
+			errmsg_set(err, r, "cannot open the data directory "
 			    "to the computer's user");
 			goto out;
 		}
 	}
 	if (local_isolated(p)) {
-		if ((r = local_uid_for(p, c->id, &uid, err, errlen)) != 0)
+		if ((r = local_uid_for(p, c->id, &uid, err)) != 0)
 			goto out;
 		luid = (long)uid;
 		/* Nothing of this uid may meet the new guestd. */
@@ -782,27 +771,27 @@ local_start(struct provider *p, struct store_computer *c, char *err,
 		if ((r = local_own_dir(home, uid, (gid_t)uid, 0700, 1)) != 0 ||
 		    (r = local_own_dir(tmpdir, uid, (gid_t)uid, 0700,
 		    0)) != 0) {
-			snprintf(err, errlen, "cannot hand the computer's "
+			errmsg_set(err, r, "cannot hand the computer's "
 			    "directories to its user");
 			goto out;
 		}
 	} else if (geteuid() == 0) {
 		if ((pw = getpwnam(p->cfg.guest_user)) == NULL ||
 		    pw->pw_uid == 0) {
-			snprintf(err, errlen, "RAKAZO_GUEST_USER '%s' is not an "
-			    "unprivileged user", p->cfg.guest_user);
-			r = ERR_CONFIG;
+			r = errmsg_set(err, ERR_CONFIG, "RAKAZO_GUEST_USER "
+			    "'%s' is not an unprivileged user",
+			    p->cfg.guest_user);
 			goto out;
 		}
 		if ((r = local_own_dir(home, pw->pw_uid, pw->pw_gid, 0700,
 		    1)) != 0) {
-			snprintf(err, errlen, "cannot hand the home to %s",
+			errmsg_set(err, r, "cannot hand the home to %s",
 			    p->cfg.guest_user);
 			goto out;
 		}
 	}
 	if ((r = local_write_secret(secretp, secret, sizeof secret)) != 0) {
-		snprintf(err, errlen, "cannot write the control secret");
+		errmsg_set(err, r, "cannot write the control secret");
 		goto out;
 	}
 	(void)unlink(ready);
@@ -810,19 +799,19 @@ local_start(struct provider *p, struct store_computer *c, char *err,
 	    (luid >= 0 && chown(ready, uid, (gid_t)uid) != 0) ||
 	    (fd = open(ready, O_RDWR | O_CLOEXEC | O_NONBLOCK)) == -1) {
 		r = err_from_errno(errno);
-		snprintf(err, errlen, "cannot create the ready FIFO");
+		errmsg_set(err, r, "cannot create the ready FIFO");
 		goto out;
 	}
 	if ((pid = fork()) == -1) {
 		r = err_from_errno(errno);
-		snprintf(err, errlen, "cannot fork guestd");
+		errmsg_set(err, r, "cannot fork guestd");
 		goto out;
 	}
 	if (pid == 0)
 		local_exec_guestd(p, dir, home, secretp, ready, luid, tmpdir,
 		    secret);
 	token_wipe(secret, sizeof secret);
-	if ((r = local_wait_port(fd, pid, &port, err, errlen)) != 0)
+	if ((r = local_wait_port(fd, pid, &port, err)) != 0)
 		goto out;
 	ref = json_pack("{s:I, s:i, s:s, s:s}", "pid", (json_int_t)pid,
 	    "port", port, "secret_file", secretp, "home", home);
@@ -1006,7 +995,7 @@ local_stream_ready(void *arg)
 
 static int
 local_connect(struct provider *p, const struct store_computer *c,
-    struct gclient **out, char *err, size_t errlen)
+    struct gclient **out, struct errmsg *err)
 {
 	struct local_ref	 ref;
 	struct gclient_opts	 o;
@@ -1014,13 +1003,12 @@ local_connect(struct provider *p, const struct store_computer *c,
 	int			 r;
 
 	*out = NULL;
-	if (local_ref_parse(c, &ref) != 0) {
-		snprintf(err, errlen, "the computer is not running");
-		return ERR_CONNECT;
-	}
+	if (local_ref_parse(c, &ref) != 0)
+		return errmsg_set(err, ERR_CONNECT, "the computer is not "
+		    "running");
 	if ((r = token_read_file(ref.secret_file, secret, sizeof secret,
 	    1)) != 0) {
-		snprintf(err, errlen, "cannot read the computer's secret");
+		errmsg_set(err, r, "cannot read the computer's secret");
 		return r;
 	}
 	snprintf(url, sizeof url, "ws://127.0.0.1:%d", ref.port);
@@ -1030,7 +1018,7 @@ local_connect(struct provider *p, const struct store_computer *c,
 	o.timeout_ms = 10000;
 	o.ctx = p->cfg.ctx;
 	o.vhost = p->cfg.vhost;
-	r = gclient_connect(out, &o, err, errlen);
+	r = gclient_connect(out, &o, err);
 	token_wipe(secret, sizeof secret);
 	return r;
 }
@@ -1042,7 +1030,7 @@ local_connect(struct provider *p, const struct store_computer *c,
  */
 static int
 local_conn_get(struct provider *p, const struct store_computer *c,
-    struct lconn **out, int *fresh, char *err, size_t errlen)
+    struct lconn **out, int *fresh, struct errmsg *err)
 {
 	struct local_ref	 ref;
 	struct lconn		*l;
@@ -1050,15 +1038,14 @@ local_conn_get(struct provider *p, const struct store_computer *c,
 
 	*out = NULL;
 	(void)local_ref_parse(c, &ref);
-	for (l = local_conns; l != NULL; l = l->next)
+	LIST_FOREACH(l, &local_conns, entry)
 		if (strcmp(l->id, c->id) == 0 && l->port == ref.port)
 			break;
 	if (l == NULL) {
 		l = xcalloc(1, sizeof *l);
 		snprintf(l->id, sizeof l->id, "%s", c->id);
 		l->port = ref.port;
-		l->next = local_conns;
-		local_conns = l;
+		LIST_INSERT_HEAD(&local_conns, l, entry);
 	}
 	l->refs++;
 	/* Opened by this call (or one it waited for): it cannot be stale. */
@@ -1068,7 +1055,7 @@ local_conn_get(struct provider *p, const struct store_computer *c,
 		(void)task_cond_wait(&l->cv, -1);
 	if (l->c == NULL && !l->dead) {
 		l->connecting = 1;
-		r = local_connect(p, c, &l->c, err, errlen);
+		r = local_connect(p, c, &l->c, err);
 		l->connecting = 0;
 		task_cond_broadcast(&l->cv);
 		if (r != 0) {
@@ -1078,7 +1065,8 @@ local_conn_get(struct provider *p, const struct store_computer *c,
 		}
 	}
 	if (l->c == NULL) {
-		snprintf(err, errlen, "the connection to guestd failed");
+		errmsg_set(err, ERR_PEER_GONE, "the connection to guestd "
+		    "failed");
 		local_conn_put(l);
 		return ERR_PEER_GONE;
 	}
@@ -1089,21 +1077,20 @@ local_conn_get(struct provider *p, const struct store_computer *c,
 static int
 local_call_once(struct provider *p, const struct store_computer *c,
     const char *op, json_t *args, struct local_req *q, int *fresh,
-    char *err, size_t errlen)
+    struct errmsg *err)
 {
 	struct lconn	*l;
 	uint32_t	 id;
 	int		 r = 0;
 
-	if ((r = local_conn_get(p, c, &l, fresh, err, errlen)) != 0) {
+	if ((r = local_conn_get(p, c, &l, fresh, err)) != 0) {
 		json_decref(args);
 		return r;
 	}
 	id = gclient_request(l->c, op, args, local_on_reply, local_on_data,
 	    q);
 	if (id == 0) {
-		snprintf(err, errlen, "%s", gclient_error(l->c));
-		r = ERR_PEER_GONE;
+		r = errmsg_set(err, ERR_PEER_GONE, "%s", gclient_error(l->c));
 	} else if (q->src != NULL) {
 		q->gc = l->c;
 		q->id = id;
@@ -1114,7 +1101,7 @@ local_call_once(struct provider *p, const struct store_computer *c,
 		r = gclient_upload(l->c, id, local_source, q);
 	if (r == 0 && id != 0 &&
 	    (r = gclient_run(l->c, &q->done, LOCAL_CALL_IDLE_MS)) != 0)
-		snprintf(err, errlen, "%s", gclient_error(l->c));
+		errmsg_set(err, r, "%s", gclient_error(l->c));
 	/* The source outlives the call; the connection may not. */
 	if (q->src != NULL) {
 		q->src->ready = NULL;
@@ -1151,12 +1138,12 @@ local_req_retry(struct local_req *q)
 static int
 local_call_req(struct provider *p, const struct store_computer *c,
     const char *op, json_t *args, struct local_req *q, json_t **result,
-    char *err, size_t errlen)
+    struct errmsg *err)
 {
 	int	 r, fresh;
 
 	json_incref(args);
-	r = local_call_once(p, c, op, args, q, &fresh, err, errlen);
+	r = local_call_once(p, c, op, args, q, &fresh, err);
 	/*
 	 * A cached connection may have died with an old guestd: once more,
 	 * if nothing of the body was consumed and nothing came back.
@@ -1165,13 +1152,13 @@ local_call_req(struct provider *p, const struct store_computer *c,
 	    q->taken == 0 && q->len == 0) {
 		local_req_retry(q);
 		json_incref(args);
-		r = local_call_once(p, c, op, args, q, &fresh, err, errlen);
+		r = local_call_once(p, c, op, args, q, &fresh, err);
 	}
 	json_decref(args);
 	if (r != 0)
 		return r;
 	if (!json_is_true(json_object_get(q->reply, "ok")))
-		return gclient_reply_error(q->reply, err, errlen);
+		return gclient_reply_error(q->reply, err);
 	*result = json_incref(json_object_get(q->reply, "result"));
 	if (*result == NULL)
 		*result = json_object();
@@ -1181,7 +1168,7 @@ local_call_req(struct provider *p, const struct store_computer *c,
 static int
 local_call(struct provider *p, const struct store_computer *c, const char *op,
     json_t *args, const void *in, size_t inlen, json_t **result, void **out,
-    size_t *outlen, char *err, size_t errlen)
+    size_t *outlen, struct errmsg *err)
 {
 	struct local_req	 q;
 	int			 r;
@@ -1189,7 +1176,7 @@ local_call(struct provider *p, const struct store_computer *c, const char *op,
 	memset(&q, 0, sizeof q);
 	q.in = in;
 	q.inlen = inlen;
-	r = local_call_req(p, c, op, args, &q, result, err, errlen);
+	r = local_call_req(p, c, op, args, &q, result, err);
 	if (r == 0 && out != NULL) {
 		*out = q.buf;
 		*outlen = q.len;
@@ -1203,14 +1190,14 @@ local_call(struct provider *p, const struct store_computer *c, const char *op,
 static int
 local_call_upload(struct provider *p, const struct store_computer *c,
     const char *op, json_t *args, struct provider_src *src, json_t **result,
-    char *err, size_t errlen)
+    struct errmsg *err)
 {
 	struct local_req	 q;
 	int			 r;
 
 	memset(&q, 0, sizeof q);
 	q.src = src;
-	r = local_call_req(p, c, op, args, &q, result, err, errlen);
+	r = local_call_req(p, c, op, args, &q, result, err);
 	free(q.buf);
 	json_decref(q.reply);
 	return r;
@@ -1219,14 +1206,14 @@ local_call_upload(struct provider *p, const struct store_computer *c,
 static int
 local_call_download(struct provider *p, const struct store_computer *c,
     const char *op, json_t *args, const struct provider_sink *sink,
-    json_t **result, char *err, size_t errlen)
+    json_t **result, struct errmsg *err)
 {
 	struct local_req	 q;
 	int			 r;
 
 	memset(&q, 0, sizeof q);
 	q.sink = sink;
-	r = local_call_req(p, c, op, args, &q, result, err, errlen);
+	r = local_call_req(p, c, op, args, &q, result, err);
 	free(q.buf);
 	json_decref(q.reply);
 	return r;
@@ -1238,11 +1225,11 @@ local_gateway(struct provider *p, const struct store_computer *c,
     char *hostport, size_t len)
 {
 	struct lconn	*l;
-	char		 err[256];
+	struct errmsg	 err;
 	json_int_t	 port = 0;
 	int		 r;
 
-	if ((r = local_conn_get(p, c, &l, NULL, err, sizeof err)) != 0)
+	if ((r = local_conn_get(p, c, &l, NULL, &err)) != 0)
 		return r;
 	port = json_integer_value(json_object_get(gclient_hello(l->c),
 	    "gateway_port"));

@@ -11,11 +11,10 @@
 #include "provider.h"
 
 static int
-none_start(struct provider *p, struct store_computer *c, char *err,
-    size_t errlen)
+none_start(struct provider *p, struct store_computer *c, struct errmsg *err)
 {
-	snprintf(err, errlen, "%s", err_message(ERR_COMPUTERS_DISABLED));
-	return ERR_COMPUTERS_DISABLED;
+	return errmsg_set(err, ERR_COMPUTERS_DISABLED, "%s",
+	    err_message(ERR_COMPUTERS_DISABLED));
 }
 
 static int
@@ -33,11 +32,11 @@ none_stop(struct provider *p, struct store_computer *c)
 static int
 none_call(struct provider *p, const struct store_computer *c, const char *op,
     json_t *args, const void *in, size_t inlen, json_t **result, void **out,
-    size_t *outlen, char *err, size_t errlen)
+    size_t *outlen, struct errmsg *err)
 {
 	json_decref(args);
-	snprintf(err, errlen, "%s", err_message(ERR_COMPUTERS_DISABLED));
-	return ERR_COMPUTERS_DISABLED;
+	return errmsg_set(err, ERR_COMPUTERS_DISABLED, "%s",
+	    err_message(ERR_COMPUTERS_DISABLED));
 }
 
 const struct provider_ops provider_none_ops = {

@@ -23,7 +23,7 @@ static const struct provider_ops *const provider_all[] = {
 
 int
 provider_new(struct provider **out, const char *name,
-    const struct provider_config *cfg, char *err, size_t errlen)
+    const struct provider_config *cfg, struct errmsg *err)
 {
 	struct provider	*p;
 	size_t		 i;
@@ -37,16 +37,15 @@ provider_new(struct provider **out, const char *name,
 		p->ops = provider_all[i];
 		p->cfg = *cfg;
 		if (p->ops->init != NULL &&
-		    (r = p->ops->init(p, err, errlen)) != 0) {
+		    (r = p->ops->init(p, err)) != 0) {
 			provider_free(p);
 			return r;
 		}
 		*out = p;
 		return 0;
 	}
-	snprintf(err, errlen, "unknown SANDBOX_PROVIDER '%.32s' (this build "
-	    "has local, fake and none)", name);
-	return ERR_CONFIG;
+	return errmsg_set(err, ERR_CONFIG, "unknown SANDBOX_PROVIDER '%.32s' "
+	    "(this build has local, fake and none)", name);
 }
 
 void
@@ -73,18 +72,17 @@ provider_isolation(struct provider *p)
 
 int
 provider_admit(struct provider *p, struct store *s, const char *id,
-    char *err, size_t errlen)
+    struct errmsg *err)
 {
 	if (p->ops->admit == NULL)
 		return 0;
-	return p->ops->admit(p, s, id, err, errlen);
+	return p->ops->admit(p, s, id, err);
 }
 
 int
-provider_start(struct provider *p, struct store_computer *c, char *err,
-    size_t errlen)
+provider_start(struct provider *p, struct store_computer *c, struct errmsg *err)
 {
-	return p->ops->start(p, c, err, errlen);
+	return p->ops->start(p, c, err);
 }
 
 int
@@ -117,16 +115,16 @@ provider_gateway(struct provider *p, const struct store_computer *c,
 int
 provider_call(struct provider *p, const struct store_computer *c,
     const char *op, json_t *args, const void *in, size_t inlen,
-    json_t **result, void **out, size_t *outlen, char *err, size_t errlen)
+    json_t **result, void **out, size_t *outlen, struct errmsg *err)
 {
 	if (out != NULL) {
 		*out = NULL;
 		*outlen = 0;
 	}
 	*result = NULL;
-	err[0] = '\0';
+	errmsg_clear(err);
 	return p->ops->call(p, c, op, args, in, inlen, result, out, outlen,
-	    err, errlen);
+	    err);
 }
 
 /* ---- streaming, and its buffered fallback ------------------------------ */
@@ -188,24 +186,23 @@ provider_src_slurp(struct provider_src *src, uint8_t **out, size_t *outlen)
 int
 provider_call_upload(struct provider *p, const struct store_computer *c,
     const char *op, json_t *args, struct provider_src *src, json_t **result,
-    char *err, size_t errlen)
+    struct errmsg *err)
 {
 	uint8_t	*buf = NULL;
 	size_t	 len = 0;
 	int	 r;
 
 	*result = NULL;
-	err[0] = '\0';
+	errmsg_clear(err);
 	if (p->ops->call_upload != NULL)
-		return p->ops->call_upload(p, c, op, args, src, result, err,
-		    errlen);
+		return p->ops->call_upload(p, c, op, args, src, result, err);
 	if ((r = provider_src_slurp(src, &buf, &len)) != 0) {
 		json_decref(args);
-		snprintf(err, errlen, "%s", err_message(r));
+		errmsg_set(err, r, "%s", err_message(r));
 		return r;
 	}
 	r = p->ops->call(p, c, op, args, buf != NULL ? buf : (void *)"", len,
-	    result, NULL, NULL, err, errlen);
+	    result, NULL, NULL, err);
 	free(buf);
 	return r;
 }
@@ -213,19 +210,17 @@ provider_call_upload(struct provider *p, const struct store_computer *c,
 int
 provider_call_download(struct provider *p, const struct store_computer *c,
     const char *op, json_t *args, const struct provider_sink *sink,
-    json_t **result, char *err, size_t errlen)
+    json_t **result, struct errmsg *err)
 {
 	void	*out = NULL;
 	size_t	 outlen = 0;
 	int	 r;
 
 	*result = NULL;
-	err[0] = '\0';
+	errmsg_clear(err);
 	if (p->ops->call_download != NULL)
-		return p->ops->call_download(p, c, op, args, sink, result, err,
-		    errlen);
-	r = p->ops->call(p, c, op, args, NULL, 0, result, &out, &outlen, err,
-	    errlen);
+		return p->ops->call_download(p, c, op, args, sink, result, err);
+	r = p->ops->call(p, c, op, args, NULL, 0, result, &out, &outlen, err);
 	if (r == 0 && outlen > 0)
 		(void)sink->write(sink->arg, out, outlen);
 	free(out);

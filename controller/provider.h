@@ -1,6 +1,6 @@
 /*
- * Providers (SPEC P-1, P-2).  Because guestd implements desktop, exec and
- * files the same way everywhere, a provider only supplies the lifecycle
+ * Providers (doc/DESIGN.md P-1, P-2).  Because guestd implements desktop, exec
+ * and files the same way everywhere, a provider only supplies the lifecycle
  * (start or reconnect, stop, destroy, is it alive) and a way to reach its
  * guestd; provider_call() is that way, one control-channel request with an
  * optional upload and download.  SANDBOX_PROVIDER picks the table: local
@@ -22,6 +22,8 @@
 #include <jansson.h>
 
 #include "store.h"
+
+struct errmsg;
 
 struct lws_context;
 struct lws_vhost;
@@ -73,7 +75,7 @@ struct provider_sink {
 struct provider_ops {
 	const char	*name;
 	/* Optional: check the configuration at start-up.  0 or ERR_*. */
-	int	(*init)(struct provider *, char *err, size_t errlen);
+	int	(*init)(struct provider *, struct errmsg *err);
 	/*
 	 * Optional: how computers are kept apart ("uid": a user each;
 	 * "shared-user": one user for all), for /internal/health.
@@ -84,10 +86,10 @@ struct provider_ops {
 	 * computers in s?  0, or ERR_* with a sentence in err.
 	 */
 	int	(*admit)(struct provider *, struct store *s, const char *id,
-		    char *err, size_t errlen);
+		    struct errmsg *err);
 	/* Start c (stopped) or reconnect; fills c->ref.  0 or ERR_*. */
 	int	(*start)(struct provider *, struct store_computer *c,
-		    char *err, size_t errlen);
+		    struct errmsg *err);
 	/* 1 running, 0 not, < 0 cannot tell. */
 	int	(*alive)(struct provider *, const struct store_computer *c);
 	int	(*stop)(struct provider *, struct store_computer *c);
@@ -100,9 +102,8 @@ struct provider_ops {
 	 * "CODE: message" in err.
 	 */
 	int	(*call)(struct provider *, const struct store_computer *c,
-		    const char *op, json_t *args, const void *in, size_t inlen,
-		    json_t **result, void **out, size_t *outlen, char *err,
-		    size_t errlen);
+	    const char *op, json_t *args, const void *in, size_t inlen,
+	    json_t **result, void **out, size_t *outlen, struct errmsg *err);
 	/*
 	 * Optional streaming forms of call: the body pulled from src, or
 	 * channel 0 handed to sink; memory stays bounded by the source and
@@ -112,11 +113,11 @@ struct provider_ops {
 	int	(*call_upload)(struct provider *,
 		    const struct store_computer *c, const char *op,
 		    json_t *args, struct provider_src *src, json_t **result,
-		    char *err, size_t errlen);
+		    struct errmsg *err);
 	int	(*call_download)(struct provider *,
 		    const struct store_computer *c, const char *op,
 		    json_t *args, const struct provider_sink *sink,
-		    json_t **result, char *err, size_t errlen);
+		    json_t **result, struct errmsg *err);
 	void	(*free)(struct provider *);
 	/* "HOST:PORT" of the computer's screen gateway (G-13), or ERR_*. */
 	int	(*gateway)(struct provider *, const struct store_computer *c,
@@ -135,17 +136,17 @@ extern const struct provider_ops	provider_none_ops;
 
 /* Provider by name; ERR_CONFIG with a sentence for an unknown one. */
 int	provider_new(struct provider **out, const char *name,
-	    const struct provider_config *cfg, char *err, size_t errlen);
+	    const struct provider_config *cfg, struct errmsg *err);
 void	provider_free(struct provider *p);
 const char *provider_name(const struct provider *p);
 /* "uid", "shared-user", or NULL when the provider does not say. */
 const char *provider_isolation(struct provider *p);
 /* May computer id be created beside those in s?  0 or ERR_* (err). */
 int	provider_admit(struct provider *p, struct store *s, const char *id,
-	    char *err, size_t errlen);
+	    struct errmsg *err);
 
 int	provider_start(struct provider *p, struct store_computer *c,
-	    char *err, size_t errlen);
+	    struct errmsg *err);
 int	provider_alive(struct provider *p, const struct store_computer *c);
 int	provider_stop(struct provider *p, struct store_computer *c);
 int	provider_destroy(struct provider *p, struct store_computer *c);
@@ -153,17 +154,14 @@ int	provider_gateway(struct provider *p, const struct store_computer *c,
 	    char *hostport, size_t len);
 int	provider_call(struct provider *p, const struct store_computer *c,
 	    const char *op, json_t *args, const void *in, size_t inlen,
-	    json_t **result, void **out, size_t *outlen, char *err,
-	    size_t errlen);
+	    json_t **result, void **out, size_t *outlen, struct errmsg *err);
 /* From a task: one request whose body comes from src; args stolen. */
 int	provider_call_upload(struct provider *p,
 	    const struct store_computer *c, const char *op, json_t *args,
-	    struct provider_src *src, json_t **result, char *err,
-	    size_t errlen);
+	    struct provider_src *src, json_t **result, struct errmsg *err);
 /* From a task: one request whose channel 0 goes to sink; args stolen. */
 int	provider_call_download(struct provider *p,
-	    const struct store_computer *c, const char *op, json_t *args,
-	    const struct provider_sink *sink, json_t **result, char *err,
-	    size_t errlen);
+    const struct store_computer *c, const char *op, json_t *args,
+    const struct provider_sink *sink, json_t **result, struct errmsg *err);
 
 #endif

@@ -40,11 +40,7 @@ run_record_started(struct store *s, const char *computer)
 	r = store_run_current(s, computer, &u);
 	if (r == ERR_NOT_FOUND)
 		r = store_run_open(s, computer, store_now_ms(), NULL);
-	if (r == 0)
-		r = store_commit(s);
-	if (r != 0)
-		store_rollback(s);
-	return r;
+	return store_end(s, r);
 }
 
 int
@@ -62,11 +58,7 @@ run_record_ended(struct store *s, const char *computer, const char *reason)
 		r = 0;
 	else if (r == 0)
 		r = store_run_close(s, u.id, store_now_ms(), reason);
-	if (r == 0)
-		r = store_commit(s);
-	if (r != 0)
-		store_rollback(s);
-	return r;
+	return store_end(s, r);
 }
 
 /* One computer: make its open row and state agree with alive. */
@@ -97,12 +89,8 @@ run_reconcile_one(struct store *s, struct store_computer *c, int alive,
 		c->updated_ms = store_now_ms();
 		r = store_computer_update(s, c);
 	}
-	if (r == 0)
-		r = store_commit(s);
 out:
-	if (r != 0)
-		store_rollback(s);
-	return r;
+	return store_end(s, r);
 }
 
 int

@@ -1,5 +1,5 @@
 /*
- * computer_runs (SPEC C-7): one row per continuous provider run of a
+ * computer_runs (doc/DESIGN.md C-7): one row per continuous provider run of a
  * computer, from ready to stop, closed with an endReason.  The reconciler
  * compares the rows with what the provider says is running.
  */

@@ -1,5 +1,5 @@
 /*
- * rakazoctl serve (SPEC C-1): the controller daemon, one thread, one
+ * rakazoctl serve (doc/DESIGN.md C-1): the controller daemon, one thread, one
  * libwebsockets loop.  The loop serves HTTP (bound to loopback by
  * default), reads each request whole (body capped at 1 MiB via
  * LWS_CALLBACK_HTTP_BODY) and runs api_handle() for it as a task
@@ -69,6 +69,7 @@
 #include "log.h"
 #include "token.h"
 #include "activity.h"
+#include "checkpoint.h"
 #include "api.h"
 #include "cli.h"
 #include "guest-client.h"
@@ -96,11 +97,13 @@
  * idle one bounds a pause within a body and a reply nobody reads.
  */
 #define SERVE_IDLE_S		5
+#define SERVE_ATTACH_MAX	(25 * 1024 * 1024)
 #define SERVE_HEADER_MS		10000	/* --header-timeout-ms */
 #define SERVE_KEEPALIVE_S	5
 /* A streamed body brings this much per body-timeout window, or is cut. */
 #define SERVE_BODY_MIN		(64 * 1024)
 #define SERVE_WATCH_PROTOCOL	"rakazo-serve-watch"
+#define SERVE_NOTES_PROTOCOL	"rakazo-serve-notes"
 /* A streaming client that neither sends nor reads for this long goes. */
 #define SERVE_STREAM_IDLE_S	60
 #define SERVE_CHUNK		(64 * 1024)
@@ -567,6 +570,8 @@ serve_cap_deadline(int64_t at_ms)
 /* ---- maintenance ------------------------------------------------------ */
 
 static void	serve_maint_fire(lws_sorted_usec_list_t *sul);
+static int	serve_notes_start(void);
+static struct store	*serve_notes;
 
 static void
 serve_maint_task(void *arg)
@@ -574,6 +579,10 @@ serve_maint_task(void *arg)
 	int	 changed, stopped;
 
 	(void)arg;
+	/* A broken database watch: watch again, and catch up once. */
+	if (serve_notes == NULL && serve_notes_start() == 0 &&
+	    serve_notes != NULL)
+		activity_notify();
 	if (sweep_reconcile(&serve_api, &changed) == 0 && changed > 0)
 		log_info("reconcile", "changed=%d", changed);
 	(void)sweep_idle(&serve_api, &stopped);
@@ -972,12 +981,74 @@ serve_watch_start(const char *data_dir)
 	    ERR_INTERNAL;
 }
 
+/*
+ * The same wake-up from a shared database: a connection of its own
+ * LISTENing (store_watch()), its socket on the loop.  When it breaks (the
+ * server restarted) the wake-ups pause until the next maintenance pass
+ * opens another, which wakes every long poll once for what it missed.
+ */
+static int
+serve_notes_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	int	 r;
+
+	(void)user;
+	(void)in;
+	(void)len;
+	if (reason != LWS_CALLBACK_RAW_RX_FILE || serve_notes == NULL ||
+	    lws_get_opaque_user_data(wsi) != serve_notes)
+		return 0;
+	if ((r = store_watch_read(serve_notes)) > 0)
+		activity_notify();
+	if (r >= 0)
+		return 0;
+	log_warn("serve.store_watch", "code=%s", err_name(r));
+	store_free(serve_notes);
+	serve_notes = NULL;
+	return -1;	/* lws closes its dup */
+}
+
+/* 0 when watching (or the store has no notices); a task may call it. */
+static int
+serve_notes_start(void)
+{
+	lws_adopt_desc_t	 ad;
+	struct errmsg		 err;
+	int			 fd, d, r;
+
+	if (serve_notes != NULL)
+		return 0;
+	if ((r = store_open(&serve_notes, serve_api.store_url, &err)) != 0)
+		return r;
+	if ((r = store_watch(serve_notes, &fd)) != 0 ||
+	    (d = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1) {
+		store_free(serve_notes);
+		serve_notes = NULL;
+		return r == ERR_UNKNOWN_OP ? 0 : r != 0 ? r :
+		    err_from_errno(errno);
+	}
+	memset(&ad, 0, sizeof ad);
+	ad.vh = serve_inner;
+	ad.type = LWS_ADOPT_RAW_FILE_DESC;
+	ad.fd.filefd = d;
+	ad.vh_prot_name = SERVE_NOTES_PROTOCOL;
+	ad.opaque = serve_notes;
+	/* On failure lws closed d. */
+	if (lws_adopt_descriptor_vhost_via_info(&ad) == NULL) {
+		store_free(serve_notes);
+		serve_notes = NULL;
+		return ERR_INTERNAL;
+	}
+	return 0;
+}
+
 static const struct lws_protocols serve_protocols[] = {
 	{ "http", serve_http_cb, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
-static struct lws_protocols serve_inner_protocols[4];
+static struct lws_protocols serve_inner_protocols[5];
 
 static void
 serve_on_signal(int sig)
@@ -1003,7 +1074,9 @@ serve_loop_new(void)
 	serve_inner_protocols[1] = task_fd_protocol;
 	serve_inner_protocols[2] = (struct lws_protocols){
 		SERVE_WATCH_PROTOCOL, serve_watch_cb, 0, 0, 0, NULL, 0 };
-	memset(&serve_inner_protocols[3], 0, sizeof serve_inner_protocols[3]);
+	serve_inner_protocols[3] = (struct lws_protocols){
+		SERVE_NOTES_PROTOCOL, serve_notes_cb, 0, 0, 0, NULL, 0 };
+	memset(&serve_inner_protocols[4], 0, sizeof serve_inner_protocols[4]);
 	memset(&info, 0, sizeof info);
 	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
 	/* Socket reads of 64 KiB, not 4: streamed uploads cost less. */
@@ -1076,15 +1149,20 @@ serve_main(int argc, char **argv)
 	const char	*token_file = NULL, *provider = "local";
 	const char	*guestd = "guestd", *guest_user = "nobody";
 	const char	*ready = NULL, *level = "info";
-	const char	*uid_range = "200000-299999";
+	const char	*uid_range = "200000-299999", *store_url = NULL;
+	char		*store_copy = NULL;
 	int64_t		 idle_ms = 1800000, reconcile_ms = 30000;
 	int64_t		 body_ms = 30000, header_ms = SERVE_HEADER_MS;
-	int		 shared_ok = 0;
+	int64_t		 home_keep = CHECKPOINT_KEEP_DEFAULT;
+	int64_t		 attach_max = SERVE_ATTACH_MAX;
+	int		 shared_ok = 0, cleaned;
 	const struct config_opt opts[] = {
 		{ "listen", "RAKAZO_LISTEN", CONFIG_STR, &listen_s, 0, 0,
 		  "ADDR:PORT (default 127.0.0.1:8420)" },
 		{ "data-dir", "DATA_DIR", CONFIG_STR, &data_dir, 0, 0,
 		  "state and computers live here" },
+		{ "store", "DATABASE_URL", CONFIG_STR, &store_url, 0, 0,
+		  "state store: postgres://... (default: DATA_DIR/state.db)" },
 		{ "token-file", "RAKAZO_API_TOKEN_FILE", CONFIG_STR,
 		  &token_file, 0, 0, "bearer token file (mode 0600)" },
 		{ "provider", "SANDBOX_PROVIDER", CONFIG_STR, &provider, 0, 0,
@@ -1108,6 +1186,11 @@ serve_main(int argc, char **argv)
 		{ "allow-shared-user", "RAKAZO_ALLOW_SHARED_USER",
 		  CONFIG_BOOL, &shared_ok, 0, 0, "accept several local "
 		  "computers running as one user (not isolated)" },
+		{ "home-keep", "HOME_KEEP_REVISIONS", CONFIG_INT, &home_keep,
+		  1, 1000, "home revisions kept per computer (default 3)" },
+		{ "attach-max", "ATTACHMENT_MAX_BYTES", CONFIG_INT,
+		  &attach_max, 1, INT64_C(1) << 40, "the largest upload or "
+		  "attachment (default 25 MiB)" },
 		{ "ready-file", NULL, CONFIG_STR, &ready, 0, 0,
 		  "write the bound port here once listening" },
 		{ "log-level", "RAKAZO_LOG_LEVEL", CONFIG_STR, &level, 0, 0,
@@ -1118,7 +1201,8 @@ serve_main(int argc, char **argv)
 	struct provider		*prov = NULL;
 	struct store		*s = NULL;
 	struct lws_vhost	*vh;
-	char			 err[512], host[256], tok[SECRET_MAX + 1];
+	struct errmsg		 err;
+	char			 host[256], tok[SECRET_MAX + 1];
 	const char		*envtok;
 	int			 next, port, r, lvl, changed;
 	int			 status = CLI_EXIT_ERROR;
@@ -1129,8 +1213,8 @@ serve_main(int argc, char **argv)
 		return CLI_EXIT_OK;
 	}
 	if (config_parse(opts, sizeof opts / sizeof opts[0], argc, argv,
-	    &next, err, sizeof err) != 0) {
-		cli_error("%s", err);
+	    &next, &err) != 0) {
+		cli_error("%s", err.msg);
 		return serve_usage(stderr);
 	}
 	if (next != argc)
@@ -1163,6 +1247,16 @@ serve_main(int argc, char **argv)
 		    "one");
 		return CLI_EXIT_USAGE;
 	}
+	/*
+	 * The store URL may carry the database's password: keep our copy and
+	 * take it out of the environment, which every computer's guestd
+	 * (started by the local provider) would inherit.
+	 */
+	if (store_url != NULL && *store_url != '\0')
+		store_url = store_copy = xstrdup(store_url);
+	else
+		store_url = data_dir;
+	unsetenv("DATABASE_URL");
 	if (config_parse_hostport(listen_s, host, sizeof host, &port) != 0) {
 		cli_error("CONFIG_INVALID: --listen wants ADDR:PORT");
 		return CLI_EXIT_USAGE;
@@ -1187,19 +1281,25 @@ serve_main(int argc, char **argv)
 	pc.allow_shared_user = shared_ok != 0;
 	pc.ctx = serve_ctx;
 	pc.vhost = serve_inner;
-	if (provider_new(&prov, provider, &pc, err, sizeof err) != 0) {
-		cli_error("CONFIG_INVALID: %s", err);
+	if (provider_new(&prov, provider, &pc, &err) != 0) {
+		cli_error("CONFIG_INVALID: %s", err.msg);
 		status = CLI_EXIT_USAGE;
 		goto out;
 	}
 	/* Open (and migrate) now so a broken store stops start-up. */
-	if ((r = store_open(&s, data_dir, err, sizeof err)) != 0) {
-		cli_error("%s: %s", err_name(r), err);
+	if ((r = store_open(&s, store_url, &err)) != 0) {
+		cli_error("%s: %s", err_name(r), err.msg);
 		goto out;
 	}
-	store_free(s);
-	serve_api.store_url = data_dir;
+	serve_api.store_url = store_url;
 	serve_api.lock_dir = data_dir;
+	serve_api.data_dir = data_dir;
+	serve_api.home_keep = home_keep;
+	serve_api.attach_max = attach_max;
+	/* What crashed checkpoints left is never current: it goes now. */
+	if ((r = checkpoint_cleanup(&serve_api, s, &cleaned)) != 0)
+		log_warn("checkpoint.cleanup", "code=%s", err_name(r));
+	store_free(s);
 	serve_api.prov = prov;
 	serve_api.token = tok;
 	serve_api.idle_ms = idle_ms;
@@ -1218,6 +1318,8 @@ serve_main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, serve_on_signal);
 	signal(SIGINT, serve_on_signal);
+	if ((r = serve_notes_start()) != 0)
+		log_warn("serve.store_watch", "code=%s", err_name(r));
 	if (serve_watch_start(data_dir) != 0)
 		log_warn("serve.watch", "cannot watch the data directory: "
 		    "activity long polls see only this process's events");
@@ -1226,7 +1328,7 @@ serve_main(int argc, char **argv)
 	info.iface = host;
 	info.protocols = serve_protocols;
 	info.vhost_name = "api";
-	/* MACHINE-NOTES: iface is ignored while IPv6 is on. */
+	/* lws 4.1 ignores an IPv4 iface while IPv6 is on. */
 	info.options = LWS_SERVER_OPTION_DISABLE_IPV6;
 	/* Headers end within this of the connection's opening, or it goes. */
 	info.timeout_secs_ah_idle = (unsigned)((header_ms + 999) / 1000);
@@ -1237,8 +1339,10 @@ serve_main(int argc, char **argv)
 		goto out;
 	}
 	port = lws_get_vhost_listen_port(vh);
-	log_info("serve.listening", "addr=%s port=%d provider=%s data_dir=%s",
-	    host, port, provider_name(prov), data_dir);
+	/* The store by backend only: its URL may carry a password. */
+	log_info("serve.listening", "addr=%s port=%d provider=%s data_dir=%s "
+	    "store=%s", host, port, provider_name(prov), data_dir,
+	    strncmp(store_url, "postgres", 8) == 0 ? "postgres" : "sqlite");
 	if (ready != NULL && serve_write_ready(ready, port) != 0) {
 		cli_error("IO_ERROR: cannot write the ready file");
 		goto out;
@@ -1265,6 +1369,12 @@ out:
 	}
 	serve_ctx = NULL;
 	token_wipe(tok, sizeof tok);
+	store_free(serve_notes);
+	serve_notes = NULL;
+	if (store_copy != NULL) {
+		explicit_bzero(store_copy, strlen(store_copy));
+		free(store_copy);
+	}
 	provider_free(prov);
 	return status;
 }

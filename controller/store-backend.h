@@ -1,6 +1,6 @@
 /*
- * The table a state-store backend fills in (store-sqlite.c; PostgreSQL
- * later).  store.c owns the struct store and forwards every call here, so
+ * The table a state-store backend fills in (store-sqlite.c, store-pg.c).
+ * store.c owns the struct store and forwards every call here, so
  * callers of store.h never learn which backend runs.
  */
 #ifndef CONTROLLER_STORE_BACKEND_H
@@ -8,10 +8,11 @@
 
 #include "store.h"
 
+struct errmsg;
+
 struct store_ops {
 	const char	*name;
-	int	(*open)(void **impl, const char *where, char *err,
-		    size_t errlen);
+	int	(*open)(void **impl, const char *where, struct errmsg *err);
 	void	(*close)(void *impl);
 	int	(*schema_version)(void *impl, int64_t *version);
 	int	(*begin)(void *impl);
@@ -53,8 +54,18 @@ struct store_ops {
 	int	(*uid_list)(void *, int64_t **, size_t *);
 	int	(*uid_add)(void *, const char *, int64_t, int64_t);
 	int	(*uid_retire)(void *, const char *, int64_t);
+	int	(*home_rev_add)(void *, const struct store_home_rev *);
+	int	(*home_rev_list)(void *, const char *,
+		    struct store_home_rev **, size_t *);
+	int	(*home_rev_latest)(void *, const char *,
+		    struct store_home_rev *);
+	int	(*home_rev_delete)(void *, const char *, int64_t);
+	/* Optional (NULL: the backend has no notices). */
+	int	(*watch)(void *, int *);
+	int	(*watch_read)(void *);
 };
 
 extern const struct store_ops	store_sqlite_ops;
+extern const struct store_ops	store_pg_ops;
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * The SQLite backend of the state store (SPEC C-2): one file under
+ * The SQLite backend of the state store (doc/DESIGN.md C-2): one file under
  * DATA_DIR, WAL so readers never block the writer, a busy handler so
  * several rakazoctl processes on one host wait for each other instead of
  * failing (in a task it waits on a loop timer, so the loop keeps serving
@@ -124,6 +124,17 @@ static const char *const sq_migrations[] = {
 	"CREATE TABLE local_uids ("
 	"  uid INTEGER PRIMARY KEY, computer TEXT UNIQUE,"
 	"  created_ms INTEGER NOT NULL, retired_ms INTEGER);",
+	/* 4: what a home revision holds (C-9); portable ALTERs. */
+	"ALTER TABLE home_revisions ADD COLUMN files INTEGER NOT NULL "
+	"  DEFAULT 0;"
+	"ALTER TABLE home_revisions ADD COLUMN sha256 TEXT NOT NULL "
+	"  DEFAULT '';"
+	"ALTER TABLE home_revisions ADD COLUMN cause TEXT NOT NULL "
+	"  DEFAULT '';",
+	/* 5: guestd's fingerprint of the exported tree (an unchanged
+	 * checkpoint, checkpoint.c). */
+	"ALTER TABLE home_revisions ADD COLUMN fingerprint TEXT NOT NULL "
+	"  DEFAULT '';",
 };
 
 #define SQ_NMIGRATIONS	(sizeof(sq_migrations) / sizeof(sq_migrations[0]))
@@ -273,7 +284,36 @@ sq_exec(sqlite3 *db, const char *sql)
 }
 
 static int
-sq_migrate(struct sq *q, char *err, size_t errlen)
+sq_begin(void *impl)
+{
+	return sq_exec(((struct sq *)impl)->db, "BEGIN IMMEDIATE");
+}
+
+static int
+sq_commit(void *impl)
+{
+	return sq_exec(((struct sq *)impl)->db, "COMMIT");
+}
+
+static void
+sq_rollback(void *impl)
+{
+	sq_exec(((struct sq *)impl)->db, "ROLLBACK");
+}
+
+/* store_end()'s twin for the migrations, which run before a store exists. */
+static int
+sq_end(struct sq *q, int r)
+{
+	if (r == 0)
+		r = sq_commit(q);
+	if (r != 0)
+		sq_rollback(q);
+	return r;
+}
+
+static int
+sq_migrate(struct sq *q, struct errmsg *err)
 {
 	sqlite3_stmt	*st;
 	int64_t		 have = 0;
@@ -297,40 +337,37 @@ sq_migrate(struct sq *q, char *err, size_t errlen)
 		goto fail;
 	for (i = 0; i < SQ_NMIGRATIONS; i++) {
 		/* Re-check inside the lock: another process may have won. */
-		if ((r = sq_exec(q->db, "BEGIN IMMEDIATE")) != 0)
+		if ((r = sq_begin(q)) != 0)
 			goto fail;
 		st = sq_prepare(q, &r, "SELECT coalesce(max(version), 0) "
 		    "FROM schema_migrations", "");
 		if (st == NULL) {
-			sq_exec(q->db, "ROLLBACK");
+			(void)sq_end(q, r);
 			goto fail;
 		}
 		if (sqlite3_step(st) == SQLITE_ROW)
 			have = sqlite3_column_int64(st, 0);
 		sq_release(q, st);
 		if ((int64_t)i < have) {
-			sq_exec(q->db, "COMMIT");
+			(void)sq_end(q, 0);
 			continue;
 		}
-		if ((r = sq_exec(q->db, sq_migrations[i])) != 0 ||
-		    (r = sq_done(q, sq_prepare(q, &r,
-		    "INSERT INTO schema_migrations VALUES (?, ?)", "ii",
-		    (int64_t)i + 1, store_now_ms()), &r)) != 0) {
-			sq_exec(q->db, "ROLLBACK");
-			goto fail;
-		}
-		if ((r = sq_exec(q->db, "COMMIT")) != 0)
+		if ((r = sq_exec(q->db, sq_migrations[i])) == 0)
+			r = sq_done(q, sq_prepare(q, &r, "INSERT INTO "
+			    "schema_migrations VALUES (?, ?)", "ii",
+			    (int64_t)i + 1, store_now_ms()), &r);
+		if ((r = sq_end(q, r)) != 0)
 			goto fail;
 	}
 	return 0;
 fail:
-	snprintf(err, errlen, "state store migration failed: %s",
+	errmsg_set(err, r, "state store migration failed: %s",
 	    sqlite3_errmsg(q->db));
 	return r;
 }
 
 static int
-sq_open(void **impl, const char *path, char *err, size_t errlen)
+sq_open(void **impl, const char *path, struct errmsg *err)
 {
 	struct sq	*q;
 	int		 r = ERR_STORE, rc;
@@ -340,7 +377,7 @@ sq_open(void **impl, const char *path, char *err, size_t errlen)
 	rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
-		snprintf(err, errlen, "cannot open the state store: %s",
+		errmsg_set(err, r, "cannot open the state store: %s",
 		    q->db != NULL ? sqlite3_errmsg(q->db) : "out of memory");
 		goto out;
 	}
@@ -348,11 +385,11 @@ sq_open(void **impl, const char *path, char *err, size_t errlen)
 	if ((r = sq_exec(q->db, "PRAGMA journal_mode=WAL")) != 0 ||
 	    (r = sq_exec(q->db, "PRAGMA synchronous=NORMAL")) != 0 ||
 	    (r = sq_exec(q->db, "PRAGMA foreign_keys=ON")) != 0) {
-		snprintf(err, errlen, "cannot set up the state store: %s",
+		errmsg_set(err, r, "cannot set up the state store: %s",
 		    sqlite3_errmsg(q->db));
 		goto out;
 	}
-	if ((r = sq_migrate(q, err, errlen)) != 0)
+	if ((r = sq_migrate(q, err)) != 0)
 		goto out;
 	*impl = q;
 	q = NULL;
@@ -396,24 +433,6 @@ sq_schema_version(void *impl, int64_t *v)
 		r = ERR_STORE;
 	sq_release(q, st);
 	return r;
-}
-
-static int
-sq_begin(void *impl)
-{
-	return sq_exec(((struct sq *)impl)->db, "BEGIN IMMEDIATE");
-}
-
-static int
-sq_commit(void *impl)
-{
-	return sq_exec(((struct sq *)impl)->db, "COMMIT");
-}
-
-static void
-sq_rollback(void *impl)
-{
-	sq_exec(((struct sq *)impl)->db, "ROLLBACK");
 }
 
 static int
@@ -1030,6 +1049,88 @@ sq_uid_retire(void *impl, const char *computer, int64_t now)
 	    computer), &r);
 }
 
+/* ---- home revisions --------------------------------------------------- */
+
+#define SQ_HOME_COLS \
+	"computer, revision, created_ms, bytes, files, sha256, cause, " \
+	"fingerprint"
+
+static void
+sq_home_row(sqlite3_stmt *st, void *p)
+{
+	struct store_home_rev	*h = p;
+
+	memset(h, 0, sizeof *h);
+	sq_text(st, 0, h->computer, sizeof h->computer);
+	h->revision = sqlite3_column_int64(st, 1);
+	h->created_ms = sqlite3_column_int64(st, 2);
+	h->bytes = sqlite3_column_int64(st, 3);
+	h->files = sqlite3_column_int64(st, 4);
+	sq_text(st, 5, h->sha256, sizeof h->sha256);
+	sq_text(st, 6, h->cause, sizeof h->cause);
+	sq_text(st, 7, h->fingerprint, sizeof h->fingerprint);
+}
+
+static int
+sq_home_rev_add(void *impl, const struct store_home_rev *h)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	return sq_done(q, sq_prepare(q, &r, "INSERT INTO home_revisions ("
+	    SQ_HOME_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)", "siiiisss",
+	    h->computer, h->revision, h->created_ms, h->bytes, h->files,
+	    h->sha256, h->cause, h->fingerprint), &r);
+}
+
+static int
+sq_home_rev_list(void *impl, const char *computer,
+    struct store_home_rev **out, size_t *n)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r;
+
+	*out = NULL;
+	*n = 0;
+	st = sq_prepare(q, &r, "SELECT " SQ_HOME_COLS " FROM home_revisions "
+	    "WHERE computer = ? ORDER BY revision DESC", "s", computer);
+	if (st == NULL)
+		return r;
+	return sq_collect(q, st, sizeof **out, sq_home_row, (void **)out, n);
+}
+
+static int
+sq_home_rev_latest(void *impl, const char *computer,
+    struct store_home_rev *out)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	st = sq_prepare(q, &r, "SELECT " SQ_HOME_COLS " FROM home_revisions "
+	    "WHERE computer = ? ORDER BY revision DESC LIMIT 1", "s",
+	    computer);
+	if (st == NULL)
+		return r;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		sq_home_row(st, out);
+	else
+		r = rc == SQLITE_DONE ? ERR_NOT_FOUND : sq_code(q->db, rc);
+	sq_release(q, st);
+	return r;
+}
+
+static int
+sq_home_rev_delete(void *impl, const char *computer, int64_t rev)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	return sq_done(q, sq_prepare(q, &r, "DELETE FROM home_revisions "
+	    "WHERE computer = ? AND revision = ?", "si", computer, rev), &r);
+}
+
 const struct store_ops store_sqlite_ops = {
 	.name = "sqlite",
 	.open = sq_open,
@@ -1068,4 +1169,8 @@ const struct store_ops store_sqlite_ops = {
 	.uid_list = sq_uid_list,
 	.uid_add = sq_uid_add,
 	.uid_retire = sq_uid_retire,
+	.home_rev_add = sq_home_rev_add,
+	.home_rev_list = sq_home_rev_list,
+	.home_rev_latest = sq_home_rev_latest,
+	.home_rev_delete = sq_home_rev_delete,
 };

@@ -1,7 +1,6 @@
 /*
  * The state store front (store.h): picks a backend from the store URL and
- * forwards each call to it.  Only "sqlite:" exists today; a "postgres://"
- * backend slots in here without any caller changing.
+ * forwards each call to it: "sqlite:" (or a directory) and "postgres://".
  */
 #include "autoconf.h"
 
@@ -30,8 +29,9 @@ store_now_ms(void)
 }
 
 int
-store_open(struct store **out, const char *url, char *err, size_t errlen)
+store_open(struct store **out, const char *url, struct errmsg *err)
 {
+	const struct store_ops *ops = &store_sqlite_ops;
 	struct store	*s;
 	const char	*where = url;
 	char		 path[4096];
@@ -40,23 +40,23 @@ store_open(struct store **out, const char *url, char *err, size_t errlen)
 	*out = NULL;
 	if (strncmp(url, "sqlite:", 7) == 0)
 		where = url + 7;
+	else if (strncmp(url, "postgres://", 11) == 0 ||
+	    strncmp(url, "postgresql://", 13) == 0)
+		ops = &store_pg_ops;
 	else if (strstr(url, "://") != NULL) {
-		snprintf(err, errlen, "unsupported state store '%.*s'",
-		    (int)(strstr(url, "://") - url), url);
-		return ERR_CONFIG;
+		return errmsg_set(err, ERR_CONFIG, "unsupported state store "
+		    "'%.*s'", (int)(strstr(url, "://") - url), url);
 	} else {
 		/* A directory: the embedded default under DATA_DIR. */
 		if ((size_t)snprintf(path, sizeof path, "%s/state.db", url) >=
-		    sizeof path) {
-			snprintf(err, errlen, "the data directory path is too "
-			    "long");
-			return ERR_CONFIG;
-		}
+		    sizeof path)
+			return errmsg_set(err, ERR_CONFIG, "the data directory "
+			    "path is too long");
 		where = path;
 	}
 	s = xcalloc(1, sizeof *s);
-	s->ops = &store_sqlite_ops;
-	if ((r = s->ops->open(&s->impl, where, err, errlen)) != 0) {
+	s->ops = ops;
+	if ((r = s->ops->open(&s->impl, where, err)) != 0) {
 		free(s);
 		return r;
 	}
@@ -97,6 +97,16 @@ int store_begin(struct store *s) { return s->ops->begin(s->impl); }
 int store_commit(struct store *s) { return s->ops->commit(s->impl); }
 void store_rollback(struct store *s) { s->ops->rollback(s->impl); }
 int store_in_tx(struct store *s) { return s->ops->in_tx(s->impl); }
+
+int
+store_end(struct store *s, int r)
+{
+	if (r == 0)
+		r = store_commit(s);
+	if (r != 0)
+		store_rollback(s);
+	return r;
+}
 
 int
 store_computer_create(struct store *s, const struct store_computer *c)
@@ -278,4 +288,47 @@ int
 store_uid_retire(struct store *s, const char *computer, int64_t now_ms)
 {
 	return s->ops->uid_retire(s->impl, computer, now_ms);
+}
+
+int
+store_home_rev_add(struct store *s, const struct store_home_rev *h)
+{
+	return s->ops->home_rev_add(s->impl, h);
+}
+
+int
+store_home_rev_list(struct store *s, const char *computer,
+    struct store_home_rev **out, size_t *n)
+{
+	return s->ops->home_rev_list(s->impl, computer, out, n);
+}
+
+int
+store_home_rev_latest(struct store *s, const char *computer,
+    struct store_home_rev *out)
+{
+	return s->ops->home_rev_latest(s->impl, computer, out);
+}
+
+int
+store_home_rev_delete(struct store *s, const char *computer, int64_t rev)
+{
+	return s->ops->home_rev_delete(s->impl, computer, rev);
+}
+
+int
+store_watch(struct store *s, int *fd)
+{
+	*fd = -1;
+	if (s->ops->watch == NULL)
+		return ERR_UNKNOWN_OP;
+	return s->ops->watch(s->impl, fd);
+}
+
+int
+store_watch_read(struct store *s)
+{
+	if (s->ops->watch_read == NULL)
+		return ERR_UNKNOWN_OP;
+	return s->ops->watch_read(s->impl);
 }

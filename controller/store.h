@@ -1,22 +1,27 @@
 /*
- * The controller's state store (SPEC C-2): computers, bots, leases, runs,
- * activity, maintenance operations and home revisions.  Callers see only
- * this interface; store.c dispatches to a backend (store-sqlite.c today,
- * PostgreSQL later) chosen by store_open().  Rows are plain structs with
- * fixed-size strings so callers never manage backend memory.
+ * The controller's state store (doc/DESIGN.md C-2): computers, bots, leases,
+ * runs, activity, maintenance operations and home revisions.  Callers see only
+ * this interface; store.c dispatches to a backend (store-sqlite.c for one
+ * host, store-pg.c for controllers sharing a PostgreSQL database) chosen
+ * by store_open().
+ * Rows are plain structs with fixed-size strings so callers never manage
+ * backend memory.
  *
  * Read-modify-write sequences (lease grants) run between store_begin() and
  * store_commit(): the backend takes its write lock at begin (SQLite BEGIN
- * IMMEDIATE; SELECT ... FOR UPDATE on PostgreSQL), so several rakazoctl
- * processes on one host serialise through it.  Every function returns 0 or
+ * IMMEDIATE; a transaction-scoped advisory lock on PostgreSQL), so several
+ * rakazoctl processes serialise through it.  Every function returns 0 or
  * an ERR_* code (ERR_NOT_FOUND for a missing row, ERR_STORE for the backend
- * failing, ERR_BUSY when the lock could not be had within the busy timeout).
+ * failing, ERR_STORE_UNAVAILABLE when a database server cannot be reached,
+ * ERR_BUSY when the lock could not be had within the busy timeout).
  */
 #ifndef CONTROLLER_STORE_H
 #define CONTROLLER_STORE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+struct errmsg;
 
 #define STORE_ID_MAX	64
 #define STORE_REF_MAX	1024
@@ -72,13 +77,13 @@ struct store_event {
 };
 
 /*
- * Open the store named by url: "sqlite:PATH", or a plain directory (then
+ * Open the store named by url: "sqlite:PATH", "postgres://..." or
+ * "postgresql://..." (a libpq URI), or a plain directory (then
  * DIR/state.db).  Creates and migrates the schema.  err gets a sentence.
  */
-int	 store_open(struct store **out, const char *url, char *err,
-	    size_t errlen);
+int	 store_open(struct store **out, const char *url, struct errmsg *err);
 void	 store_free(struct store *s);
-/* Backend name ("sqlite") and schema version, for health. */
+/* Backend name ("sqlite", "postgres") and schema version, for health. */
 const char *store_backend(const struct store *s);
 int	 store_schema_version(struct store *s, int64_t *version);
 /* A trivial read; 0 when the store answers. */
@@ -87,6 +92,12 @@ int	 store_health(struct store *s);
 int	 store_begin(struct store *s);
 int	 store_commit(struct store *s);
 void	 store_rollback(struct store *s);
+/*
+ * End what store_begin() opened: commit when r is 0, roll back when r is
+ * an error or the commit fails.  Returns the final code, so a
+ * read-modify-write frame is "begin ... out: return store_end(s, r);".
+ */
+int	 store_end(struct store *s, int r);
 /* 1 while a transaction is open (a handle must not be reused then). */
 int	 store_in_tx(struct store *s);
 
@@ -186,6 +197,48 @@ int	 store_uid_add(struct store *s, const char *computer, int64_t uid,
 /* The computer is gone: keep its uid as used, by nobody. */
 int	 store_uid_retire(struct store *s, const char *computer,
 	    int64_t now_ms);
+
+/*
+ * Home revisions (C-9): one row per checkpoint of a computer's workspace
+ * that reached the home store whole.  The row is the commit point: an
+ * archive without its row is a leftover, never a current revision.
+ */
+#define STORE_SHA256_HEX	65
+#define STORE_FP_MAX		128
+
+struct store_home_rev {
+	char	 computer[STORE_ID_MAX];
+	int64_t	 revision;		/* 1, 2, ... per computer */
+	int64_t	 created_ms;
+	int64_t	 bytes;			/* archive size */
+	int64_t	 files;			/* entries in the archive */
+	char	 sha256[STORE_SHA256_HEX];	/* of the archive, hex */
+	char	 cause[96];		/* run:<bot>/<outcome>, stopped, idle ... */
+	/* guestd's fingerprint of the tree it exported, "" unknown. */
+	char	 fingerprint[STORE_FP_MAX];
+};
+
+int	 store_home_rev_add(struct store *s, const struct store_home_rev *h);
+/* Revisions of computer, newest first.  *out malloc'd. */
+int	 store_home_rev_list(struct store *s, const char *computer,
+	    struct store_home_rev **out, size_t *n);
+/* The newest revision of computer, or ERR_NOT_FOUND. */
+int	 store_home_rev_latest(struct store *s, const char *computer,
+	    struct store_home_rev *out);
+int	 store_home_rev_delete(struct store *s, const char *computer,
+	    int64_t revision);
+
+/*
+ * Change notices between processes (G-30's long polls): a descriptor that
+ * turns readable when some process may have added activity.  PostgreSQL
+ * LISTENs on a connection of s's own (use s for nothing else then);
+ * SQLite has none (ERR_UNKNOWN_OP: DATA_DIR's inotify does that job).
+ * store_watch_read() drains the descriptor without waiting: 1 when a
+ * notice came, 0 when none, an error when the watch broke (free s, open
+ * another).
+ */
+int	 store_watch(struct store *s, int *fd);
+int	 store_watch_read(struct store *s);
 
 /* Milliseconds since the epoch (CLOCK_REALTIME): rows are shared between
  * processes, so a monotonic clock would not compare across them. */

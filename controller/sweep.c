@@ -15,6 +15,8 @@
 #include "log.h"
 #include "api.h"
 #include "api-int.h"
+#include "checkpoint.h"
+#include "err.h"
 #include "provider.h"
 #include "run-record.h"
 #include "store.h"
@@ -34,11 +36,11 @@ int
 sweep_reconcile(struct api *a, int *changed)
 {
 	struct store	*s;
-	char		 err[API_ERRLEN];
+	struct errmsg	 err;
 	int		 r;
 
 	*changed = 0;
-	if ((r = store_open(&s, a->store_url, err, sizeof err)) != 0)
+	if ((r = store_open(&s, a->store_url, &err)) != 0)
 		return r;
 	r = run_record_reconcile(s, sweep_alive_cb, a, changed);
 	store_free(s);
@@ -51,7 +53,8 @@ sweep_idle(struct api *a, int *stopped)
 	struct store_computer	*cs = NULL;
 	struct api_ctx		 x;
 	struct api_resp		 dummy;
-	char			 err[API_ERRLEN];
+	struct store_lease	 rsv;
+	struct errmsg		 err;
 	int64_t			 now, live;
 	size_t			 n, i;
 	int			 r;
@@ -63,7 +66,7 @@ sweep_idle(struct api *a, int *stopped)
 	memset(&dummy, 0, sizeof dummy);
 	x.a = a;
 	x.out = &dummy;
-	if ((r = store_open(&x.s, a->store_url, err, sizeof err)) != 0)
+	if ((r = store_open(&x.s, a->store_url, &err)) != 0)
 		return r;
 	if ((r = store_computer_list(x.s, &cs, &n)) != 0)
 		goto out;
@@ -77,11 +80,18 @@ sweep_idle(struct api *a, int *stopped)
 		if (store_lease_count_live(x.s, cs[i].id, now, &live) != 0 ||
 		    live > 0)
 			continue;
+		/*
+		 * C-8: reserved first, so no bot starts mid-snapshot; the
+		 * stop drops every lease, a failed one only ours.
+		 */
+		if (checkpoint_reserve(x.s, cs[i].id, &rsv) != 0)
+			continue;
 		if (api_computers_halt(&x, &cs[i], RUN_IDLE, 0) == 0) {
 			(*stopped)++;
 			log_info("computer.idle_stop", "computer=%s",
 			    cs[i].id);
-		}
+		} else
+			checkpoint_unreserve(x.s, &rsv);
 	}
 out:
 	free(cs);
@@ -94,13 +104,13 @@ sweep_caps(struct api *a, int *revoked, int64_t *next_ms)
 {
 	struct store_cap	*caps = NULL;
 	struct store		*s;
-	char			 err[API_ERRLEN];
+	struct errmsg		 err;
 	size_t			 n = 0, i;
 	int			 r;
 
 	*revoked = 0;
 	*next_ms = 0;
-	if ((r = store_open(&s, a->store_url, err, sizeof err)) != 0)
+	if ((r = store_open(&s, a->store_url, &err)) != 0)
 		return r;
 	if ((r = store_cap_list_dead(s, store_now_ms(), &caps, &n)) != 0)
 		goto out;

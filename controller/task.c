@@ -65,7 +65,7 @@ struct task {
 	enum task_state		 state;
 	void			(*fn)(void *);
 	void			*arg;
-	struct task		*next_ready;
+	STAILQ_ENTRY(task)	 ready;		/* while TASK_READY */
 	/* The current wait. */
 	lws_sorted_usec_list_t	 timer;
 	int			 timed_out;
@@ -76,17 +76,19 @@ struct task {
 #endif
 };
 
+/* On the waiting task's stack; broadcast unlinks it, or a timeout. */
 struct task_waiter {
 	struct task		*t;
-	struct task_waiter	*next;
+	int			 linked;
+	LIST_ENTRY(task_waiter)	 entry;
 };
 
 static struct lws_context	*task_ctx;
 static struct lws_vhost		*task_vh;
 static ucontext_t		 task_loop_uc;
 static struct task		*task_cur;
-static struct task		*task_ready_head, **task_ready_tail =
-				    &task_ready_head;
+static STAILQ_HEAD(, task)	 task_ready_q =
+				    STAILQ_HEAD_INITIALIZER(task_ready_q);
 static lws_sorted_usec_list_t	 task_run_sul;
 static int			 task_run_armed;
 static int			 task_alive;
@@ -99,6 +101,16 @@ static size_t			 task_loop_size;
 
 static int	task_fd_cb(struct lws *, enum lws_callback_reasons, void *,
 		    void *, size_t);
+
+struct task_keep {
+	int		 fd;		/* the caller's; we adopt a dup */
+	struct lws	*wsi;		/* NULL while off the loop */
+	struct task	*waiter;
+	int		 fired;
+};
+
+/* The wsi user pointer that marks a kept descriptor's wsi. */
+static char			 task_keep_tag;
 
 const struct lws_protocols task_fd_protocol = {
 	TASK_FD_PROTOCOL, task_fd_cb, 0, 0, 0, NULL, 0
@@ -186,9 +198,7 @@ task_make_ready(struct task *t)
 	    (t->state != TASK_WAITING && t->state != TASK_NEW))
 		return;
 	t->state = TASK_READY;
-	t->next_ready = NULL;
-	*task_ready_tail = t;
-	task_ready_tail = &t->next_ready;
+	STAILQ_INSERT_TAIL(&task_ready_q, t, ready);
 	if (!task_run_armed) {
 		task_run_armed = 1;
 		lws_sul_schedule(task_ctx, 0, &task_run_sul, task_run_ready, 0);
@@ -248,10 +258,8 @@ task_run_ready(lws_sorted_usec_list_t *sul)
 
 	(void)sul;
 	task_run_armed = 0;
-	while ((t = task_ready_head) != NULL) {
-		task_ready_head = t->next_ready;
-		if (task_ready_head == NULL)
-			task_ready_tail = &task_ready_head;
+	while ((t = STAILQ_FIRST(&task_ready_q)) != NULL) {
+		STAILQ_REMOVE_HEAD(&task_ready_q, ready);
 		task_resume(t);
 	}
 }
@@ -342,18 +350,6 @@ task_sleep(int64_t ms)
 
 /* ---- conditions ------------------------------------------------------- */
 
-static void
-task_cond_unlink(struct task_cond *cv, struct task_waiter *w)
-{
-	struct task_waiter	**pp;
-
-	for (pp = &cv->head; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == w) {
-			*pp = w->next;
-			return;
-		}
-}
-
 int
 task_cond_wait(struct task_cond *cv, int64_t timeout_ms)
 {
@@ -363,12 +359,13 @@ task_cond_wait(struct task_cond *cv, int64_t timeout_ms)
 	if (t == NULL)
 		return ERR_INTERNAL;
 	w.t = t;
-	w.next = cv->head;
-	cv->head = &w;
+	w.linked = 1;
+	LIST_INSERT_HEAD(&cv->waiters, &w, entry);
 	task_timer_arm(t, timeout_ms);
 	task_park();
 	task_timer_disarm(t);
-	task_cond_unlink(cv, &w);	/* still linked after a timeout */
+	if (w.linked)		/* still linked after a timeout */
+		LIST_REMOVE(&w, entry);
 	return t->timed_out ? ERR_TIMEOUT : 0;
 }
 
@@ -377,8 +374,9 @@ task_cond_broadcast(struct task_cond *cv)
 {
 	struct task_waiter	*w;
 
-	while ((w = cv->head) != NULL) {
-		cv->head = w->next;
+	while ((w = LIST_FIRST(&cv->waiters)) != NULL) {
+		LIST_REMOVE(w, entry);
+		w->linked = 0;
 		task_make_ready(w->t);
 	}
 }
@@ -422,17 +420,54 @@ task_fd_fire(struct task *t, struct lws *wsi)
 	task_make_ready(t);
 }
 
+/* A kept descriptor's events (task_keep_*). */
+static int
+task_keep_cb(struct lws *wsi, enum lws_callback_reasons reason)
+{
+	struct task_keep	*k = lws_get_opaque_user_data(wsi);
+
+	switch (reason) {
+	case LWS_CALLBACK_RAW_RX_FILE:
+	case LWS_CALLBACK_RAW_WRITEABLE_FILE:
+		if (k == NULL)
+			return -1;
+		if (k->waiter != NULL) {
+			k->fired = 1;
+			task_make_ready(k->waiter);
+			return 0;
+		}
+		/* Nobody waits: off the loop until the next wait. */
+		lws_set_opaque_user_data(wsi, NULL);
+		k->wsi = NULL;
+		return -1;
+	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		if (k != NULL) {
+			k->wsi = NULL;
+			if (k->waiter != NULL) {
+				k->fired = 1;
+				task_make_ready(k->waiter);
+			}
+		}
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 static int
 task_fd_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     void *in, size_t len)
 {
-	struct task	*t = lws_get_opaque_user_data(wsi);
+	struct task	*t;
 
-	(void)user;
 	(void)in;
 	(void)len;
+	if (user == &task_keep_tag)
+		return task_keep_cb(wsi, reason);
+	t = lws_get_opaque_user_data(wsi);
 	switch (reason) {
 	case LWS_CALLBACK_RAW_RX_FILE:
+	case LWS_CALLBACK_RAW_WRITEABLE_FILE:	/* task_wait_fd_out() */
 		if (t != NULL) {
 			lws_set_opaque_user_data(wsi, NULL);
 			task_fd_fire(t, wsi);
@@ -463,8 +498,27 @@ task_fds_drop(struct task *t)
 	}
 }
 
+static int	task_wait_fds_how(const int *, int, int64_t, int *, int);
+
 int
 task_wait_fds(const int *fds, int n, int64_t timeout_ms, int *which)
+{
+	return task_wait_fds_how(fds, n, timeout_ms, which, 0);
+}
+
+/*
+ * A client that must send before it can read (libpq's PQflush() returning
+ * 1) waits for either direction: lws reports writable once asked to.
+ */
+int
+task_wait_fd_out(int fd, int64_t timeout_ms)
+{
+	return task_wait_fds_how(&fd, 1, timeout_ms, NULL, 1);
+}
+
+static int
+task_wait_fds_how(const int *fds, int n, int64_t timeout_ms, int *which,
+    int out)
 {
 	struct task	*t = task_cur;
 	lws_adopt_desc_t info;
@@ -492,6 +546,8 @@ task_wait_fds(const int *fds, int n, int64_t timeout_ms, int *which)
 			task_fds_drop(t);
 			return ERR_INTERNAL;
 		}
+		if (out)
+			lws_callback_on_writable(t->fdwsi[i]);
 	}
 	task_timer_arm(t, timeout_ms);
 	task_park();
@@ -508,6 +564,74 @@ int
 task_wait_fd(int fd, int64_t timeout_ms)
 {
 	return task_wait_fds(&fd, 1, timeout_ms, NULL);
+}
+
+struct task_keep *
+task_keep_new(int fd)
+{
+	struct task_keep	*k;
+
+	if (task_vh == NULL || fd < 0)
+		return NULL;
+	k = xcalloc(1, sizeof *k);
+	k->fd = fd;
+	return k;
+}
+
+static int
+task_keep_adopt(struct task_keep *k)
+{
+	lws_adopt_desc_t	 info;
+	int			 d;
+
+	if ((d = fcntl(k->fd, F_DUPFD_CLOEXEC, 0)) == -1)
+		return err_from_errno(errno);
+	memset(&info, 0, sizeof info);
+	info.vh = task_vh;
+	info.type = LWS_ADOPT_RAW_FILE_DESC;
+	info.fd.filefd = d;
+	info.vh_prot_name = TASK_FD_PROTOCOL;
+	info.opaque = k;
+	/* On failure lws closed d. */
+	if ((k->wsi = lws_adopt_descriptor_vhost_via_info(&info)) == NULL)
+		return ERR_INTERNAL;
+	lws_set_wsi_user(k->wsi, &task_keep_tag);
+	return 0;
+}
+
+int
+task_keep_wait(struct task_keep *k, int out, int64_t timeout_ms)
+{
+	struct task	*t = task_cur;
+	int		 r;
+
+	if (t == NULL || k == NULL || task_vh == NULL)
+		return ERR_INTERNAL;
+	if (k->wsi == NULL && (r = task_keep_adopt(k)) != 0)
+		return r;
+	k->waiter = t;
+	k->fired = 0;
+	if (out)
+		lws_callback_on_writable(k->wsi);
+	task_timer_arm(t, timeout_ms);
+	task_park();
+	task_timer_disarm(t);
+	k->waiter = NULL;
+	return k->fired ? 0 : ERR_TIMEOUT;
+}
+
+void
+task_keep_free(struct task_keep *k)
+{
+	if (k == NULL)
+		return;
+	/* After task_shutdown() the context closes what is left. */
+	if (k->wsi != NULL && task_ctx != NULL) {
+		lws_set_opaque_user_data(k->wsi, NULL);
+		lws_set_timeout(k->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT,
+		    LWS_TO_KILL_ASYNC);
+	}
+	free(k);
 }
 
 int

@@ -23,14 +23,17 @@
 
 #include <libwebsockets.h>
 
+#include "queue-compat.h"
+
 #define TASK_MAX		96
 #define TASK_FD_PROTOCOL	"rakazo-task-fd"
 
 struct task;
 
 struct task_waiter;
+/* All zero is an empty condition. */
 struct task_cond {
-	struct task_waiter	*head;
+	LIST_HEAD(, task_waiter) waiters;
 };
 
 /* Add to the protocol list of the vhost given to task_init(). */
@@ -56,6 +59,20 @@ int	task_count(void);
 int	task_sleep(int64_t ms);
 /* fd readable, at end of file, or hung up.  fd stays the caller's. */
 int	task_wait_fd(int fd, int64_t timeout_ms);
+/* fd writable, or readable (a peer's reply or hang-up ends it too). */
+int	task_wait_fd_out(int fd, int64_t timeout_ms);
+/*
+ * A descriptor a task waits on again and again (a database connection):
+ * adopted once and kept on the loop between waits instead of once per
+ * wait.  Input that arrives while no task waits (a server's goodbye)
+ * takes it off the loop, so a quiet descriptor never spins it; the next
+ * wait puts it back.  NULL from task_keep_new() outside a loop: poll.
+ */
+struct task_keep;
+struct task_keep *task_keep_new(int fd);
+/* Readable (out: or writable), hung up, or ERR_TIMEOUT. */
+int	task_keep_wait(struct task_keep *k, int out, int64_t timeout_ms);
+void	task_keep_free(struct task_keep *k);
 /* The first of n (<= 4) fds to become readable; its index in *which. */
 int	task_wait_fds(const int *fds, int n, int64_t timeout_ms, int *which);
 /* Until the process (not necessarily a child) exits. */

@@ -13,31 +13,29 @@
 #include "tool-observe.h"
 
 static int
-act_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
+act_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { "actions", "action", NULL };
 	json_t	*acts = json_object_get(t->args, "actions");
 	json_t	*one = json_object_get(t->args, "action");
 	int	 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
 	if ((acts == NULL) == (one == NULL) ||
 	    (acts != NULL && (!json_is_array(acts) ||
 	    json_array_size(acts) == 0)) || (one != NULL &&
-	    !json_is_object(one))) {
-		snprintf(err, errlen, "give \"actions\" (a non-empty array) or "
-		    "one \"action\" object");
-		return ERR_BAD_REQUEST;
-	}
-	if ((r = observe_open_desktop(t, err, errlen)) != 0)
+	    !json_is_object(one)))
+		return errmsg_set(err, ERR_BAD_REQUEST, "give \"actions\" (a "
+		    "non-empty array) or one \"action\" object");
+	if ((r = observe_open_desktop(t, err)) != 0)
 		return r;
 	acts = acts != NULL ? json_incref(acts) : json_pack("[O]", one);
 	r = tool_guest(t, "display.act", json_pack("{s:o}", "actions", acts),
-	    1, NULL, 0, result, NULL, NULL, err, errlen);
+	    1, NULL, 0, result, NULL, NULL, err);
 	snprintf(t->summary, sizeof t->summary, "act: %zu action(s)%s%s",
 	    json_array_size(acts), r != 0 ? " failed: " : "",
-	    r != 0 ? err : "");
+	    r != 0 ? errmsg_str(err) : "");
 	return r;
 }
 

@@ -13,10 +13,11 @@
 #include "tool.h"
 #include "tool-write-file.h"
 
-#define ATTACH_MAX	(25 * 1024 * 1024)
+/* The default of the attachment size limit (ATTACHMENT_MAX_BYTES). */
+#define ATTACH_MAX	(INT64_C(25) * 1024 * 1024)
 
 static int
-attach_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
+attach_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { "name", "content",
 	    "content_base64", NULL };
@@ -24,29 +25,27 @@ attach_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
 	char		 e[JSONX_ERRLEN], path[512];
 	void		*data = NULL;
 	size_t		 n;
+	int64_t		 max;
 	int		 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
-	if ((r = jsonx_str(t->args, "name", 255, &name, e)) != 0) {
-		snprintf(err, errlen, "%s", e);
-		return ERR_BAD_REQUEST;
-	}
+	if ((r = jsonx_str(t->args, "name", 255, &name, e)) != 0)
+		return errmsg_set(err, ERR_BAD_REQUEST, "%s", e);
 	if (strchr(name, '/') != NULL || strcmp(name, ".") == 0 ||
-	    strcmp(name, "..") == 0) {
-		snprintf(err, errlen, "\"name\" is a file name, not a path");
-		return ERR_PATH_INVALID;
-	}
-	if ((r = write_file_content(t->args, &data, &n, err, errlen)) != 0)
+	    strcmp(name, "..") == 0)
+		return errmsg_set(err, ERR_PATH_INVALID, "\"name\" is a file "
+		    "name, not a path");
+	if ((r = write_file_content(t->args, &data, &n, err)) != 0)
 		return r;
-	if (n > ATTACH_MAX) {
+	max = t->attach_max > 0 ? t->attach_max : ATTACH_MAX;
+	if ((int64_t)n > max) {
 		free(data);
-		snprintf(err, errlen, "attachments are at most %d bytes",
-		    ATTACH_MAX);
-		return ERR_TOO_LARGE;
+		return errmsg_set(err, ERR_TOO_LARGE, "attachments are at most "
+		    "%lld bytes", (long long)max);
 	}
 	snprintf(path, sizeof path, "bots/%s/attachments/%s", t->bot, name);
-	r = write_file_bytes(t, path, data, n, result, err, errlen);
+	r = write_file_bytes(t, path, data, n, result, err);
 	free(data);
 	return r;
 }

@@ -13,25 +13,23 @@
 #include "tool.h"
 
 static int
-browser_act_run(struct tool_ctx *t, json_t **result, char *err,
-    size_t errlen)
+browser_act_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { "steps", NULL };
 	json_t	*steps = json_object_get(t->args, "steps");
 	int	 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
-	if (!json_is_array(steps) || json_array_size(steps) == 0) {
-		snprintf(err, errlen, "give \"steps\", a non-empty array");
-		return ERR_BAD_REQUEST;
-	}
+	if (!json_is_array(steps) || json_array_size(steps) == 0)
+		return errmsg_set(err, ERR_BAD_REQUEST, "give \"steps\", a "
+		    "non-empty array");
 	r = tool_guest(t, "page.act", json_pack("{s:O}", "steps", steps), 1,
-	    NULL, 0, result, NULL, NULL, err, errlen);
+	    NULL, 0, result, NULL, NULL, err);
 	/* Typed text may be a password: the event names only the count. */
 	snprintf(t->summary, sizeof t->summary, "browser: %zu step(s)%s%s",
 	    json_array_size(steps), r != 0 ? " failed: " : "",
-	    r != 0 ? err : "");
+	    r != 0 ? errmsg_str(err) : "");
 	return r;
 }
 

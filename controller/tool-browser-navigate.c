@@ -14,8 +14,7 @@
 #include "tool.h"
 
 static int
-browser_navigate_run(struct tool_ctx *t, json_t **result, char *err,
-    size_t errlen)
+browser_navigate_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { "url", NULL };
 	const char	*url;
@@ -23,27 +22,24 @@ browser_navigate_run(struct tool_ctx *t, json_t **result, char *err,
 	char		 e[JSONX_ERRLEN];
 	int		 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
-	if ((r = jsonx_str(t->args, "url", 8192, &url, e)) != 0) {
-		snprintf(err, errlen, "%s", e);
-		return ERR_BAD_REQUEST;
-	}
+	if ((r = jsonx_str(t->args, "url", 8192, &url, e)) != 0)
+		return errmsg_set(err, ERR_BAD_REQUEST, "%s", e);
 	r = tool_guest(t, "page.navigate", json_pack("{s:s}", "url", url), 1,
-	    NULL, 0, result, NULL, NULL, err, errlen);
+	    NULL, 0, result, NULL, NULL, err);
 	if (r == ERR_BROWSER_NOT_RUNNING) {
 		/* Start it on the URL: browser.open answers once a tab exists,
 		 * then navigate to wait for the load and learn the title. */
 		r = tool_guest(t, "browser.open", json_object(), 1, NULL, 0,
-		    &res, NULL, NULL, err, errlen);
+		    &res, NULL, NULL, err);
 		json_decref(res);
 		if (r == 0)
 			r = tool_guest(t, "page.navigate", json_pack("{s:s}",
-			    "url", url), 1, NULL, 0, result, NULL, NULL, err,
-			    errlen);
+			    "url", url), 1, NULL, 0, result, NULL, NULL, err);
 	}
 	snprintf(t->summary, sizeof t->summary, "navigate %.900s%s%s", url,
-	    r != 0 ? ": " : "", r != 0 ? err : "");
+	    r != 0 ? ": " : "", r != 0 ? errmsg_str(err) : "");
 	return r;
 }
 

@@ -10,16 +10,15 @@
 #include "tool.h"
 
 static int
-browser_snapshot_run(struct tool_ctx *t, json_t **result, char *err,
-    size_t errlen)
+browser_snapshot_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { NULL };
 	int	 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
 	return tool_guest(t, "page.snapshot", json_object(), 0, NULL, 0,
-	    result, NULL, NULL, err, errlen);
+	    result, NULL, NULL, err);
 }
 
 const struct tool_entry tool_browser_snapshot_entry = {

@@ -14,38 +14,35 @@
 
 int
 launch_app_detached(struct tool_ctx *t, const char *line, const char *var,
-    json_t **result, char *err, size_t errlen)
+    json_t **result, struct errmsg *err)
 {
 	char	 cmd[256];
 	int	 r;
 
-	if ((r = observe_open_desktop(t, err, errlen)) != 0)
+	if ((r = observe_open_desktop(t, err)) != 0)
 		return r;
 	snprintf(cmd, sizeof cmd, "setsid -f sh -c '%s' >/dev/null 2>&1 "
 	    "</dev/null", line);
 	return tool_guest(t, "exec", json_pack("{s:s, s:{s:s}}", "command",
 	    cmd, "env", "RAKAZO_ARG", var), 1, NULL, 0, result, NULL, NULL,
-	    err, errlen);
+	    err);
 }
 
 static int
-launch_app_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
+launch_app_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { "command", NULL };
 	const char	*cmd;
 	char		 e[JSONX_ERRLEN];
 	int		 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
-	if ((r = jsonx_str(t->args, "command", 4096, &cmd, e)) != 0) {
-		snprintf(err, errlen, "%s", e);
-		return ERR_BAD_REQUEST;
-	}
-	r = launch_app_detached(t, "eval \"$RAKAZO_ARG\"", cmd, result, err,
-	    errlen);
+	if ((r = jsonx_str(t->args, "command", 4096, &cmd, e)) != 0)
+		return errmsg_set(err, ERR_BAD_REQUEST, "%s", e);
+	r = launch_app_detached(t, "eval \"$RAKAZO_ARG\"", cmd, result, err);
 	snprintf(t->summary, sizeof t->summary, "launched %.512s%s%s", cmd,
-	    r != 0 ? ": " : "", r != 0 ? err : "");
+	    r != 0 ? ": " : "", r != 0 ? errmsg_str(err) : "");
 	return r;
 }
 

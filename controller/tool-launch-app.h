@@ -9,6 +9,8 @@
 
 #include <jansson.h>
 
+struct errmsg;
+
 struct tool_ctx;
 
 /*
@@ -17,6 +19,6 @@ struct tool_ctx;
  * value is never spliced into the quoting.
  */
 int	launch_app_detached(struct tool_ctx *t, const char *line,
-	    const char *var, json_t **result, char *err, size_t errlen);
+	    const char *var, json_t **result, struct errmsg *err);
 
 #endif

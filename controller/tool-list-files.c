@@ -1,5 +1,6 @@
 /*
- * list_files: the entries of a workspace directory.  Read-only.
+ * list_files: the entries of a workspace directory.  Read-only.  A
+ * stopped computer is listed from its stored home (tool-stored.h, C-15).
  */
 #include "autoconf.h"
 
@@ -8,24 +9,29 @@
 #include "err.h"
 #include "json.h"
 #include "tool.h"
+#include "tool-stored.h"
 
 static int
-list_files_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
+list_files_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { "path", NULL };
 	const char	*path = ".";
+	struct store_home_rev	 h;
 	char		 e[JSONX_ERRLEN];
 	int		 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
 	if ((r = jsonx_str(t->args, "path", 4096, &path, e)) != 0 &&
 	    r != ERR_NOT_FOUND) {
-		snprintf(err, errlen, "%s", e);
+		errmsg_set(err, r, "%s", e);
 		return r;
 	}
+	if ((r = tool_stored_rev(t, &h, err)) != 0)
+		return r < 0 ? r : tool_stored_list(t, &h,
+		    json_object_get(t->args, "path"), result, err);
 	return tool_guest(t, "file.list", json_pack("{s:s}", "path", path), 0,
-	    NULL, 0, result, NULL, NULL, err, errlen);
+	    NULL, 0, result, NULL, NULL, err);
 }
 
 const struct tool_entry tool_list_files_entry = {

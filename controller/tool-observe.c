@@ -11,25 +11,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "err.h"
 #include "json.h"
 #include "tool.h"
 #include "tool-observe.h"
 
 int
-observe_open_desktop(struct tool_ctx *t, char *err, size_t errlen)
+observe_open_desktop(struct tool_ctx *t, struct errmsg *err)
 {
 	json_t	*res = NULL;
 	int	 r;
 
 	r = tool_guest(t, "display.open", json_object(), 1, NULL, 0, &res,
-	    NULL, NULL, err, errlen);
+	    NULL, NULL, err);
 	json_decref(res);
 	return r;
 }
 
 static int
-observe_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
+observe_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { "format", "quality", "max_width",
 	    "max_height", "since_frame", "region", NULL };
@@ -42,23 +43,23 @@ observe_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
 	const char	*fmt;
 	int		 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
-	if ((r = observe_open_desktop(t, err, errlen)) != 0)
+	if ((r = observe_open_desktop(t, err)) != 0)
 		return r;
 	args = json_object();
 	for (i = 0; pass[i] != NULL; i++)
 		if ((v = json_object_get(t->args, pass[i])) != NULL)
 			json_object_set(args, pass[i], v);
 	if ((r = tool_guest(t, "display.observe", args, 0, NULL, 0, result,
-	    &img, &n, err, errlen)) != 0)
+	    &img, &n, err)) != 0)
 		return r;
 	if (json_is_true(json_object_get(*result, "unchanged"))) {
 		json_object_set_new(*result, "message", json_string(
 		    "previous screenshot still valid"));
 	} else {
 		fmt = json_string_value(json_object_get(*result, "format"));
-		b64 = tool_base64(img, n);
+		b64 = base64_encode_new(img, n);
 		json_object_set_new(*result, "image", json_string(b64));
 		json_object_set_new(*result, "mimeType", json_string(
 		    fmt != NULL && strcmp(fmt, "jpeg") == 0 ? "image/jpeg" :

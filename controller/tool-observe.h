@@ -7,9 +7,11 @@
 
 #include <stddef.h>
 
+struct errmsg;
+
 struct tool_ctx;
 
 /* Open the bot's desktop (guestd display.open); idempotent. */
-int	observe_open_desktop(struct tool_ctx *t, char *err, size_t errlen);
+int	observe_open_desktop(struct tool_ctx *t, struct errmsg *err);
 
 #endif

@@ -15,23 +15,21 @@
 #include "tool-observe.h"
 
 static int
-open_path_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
+open_path_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { "path", NULL };
 	const char	*path;
 	char		 e[JSONX_ERRLEN];
 	int		 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
-	if ((r = jsonx_str(t->args, "path", 4096, &path, e)) != 0) {
-		snprintf(err, errlen, "%s", e);
-		return ERR_BAD_REQUEST;
-	}
+	if ((r = jsonx_str(t->args, "path", 4096, &path, e)) != 0)
+		return errmsg_set(err, ERR_BAD_REQUEST, "%s", e);
 	r = launch_app_detached(t, "xdg-open \"$RAKAZO_ARG\"", path, result,
-	    err, errlen);
+	    err);
 	snprintf(t->summary, sizeof t->summary, "opened %.512s%s%s", path,
-	    r != 0 ? ": " : "", r != 0 ? err : "");
+	    r != 0 ? ": " : "", r != 0 ? errmsg_str(err) : "");
 	return r;
 }
 

@@ -13,18 +13,18 @@
 #include "tool.h"
 
 static int
-takeover_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
+takeover_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { "reason", NULL };
 	const char	*why = "";
 	char		 e[JSONX_ERRLEN];
 	int		 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
 	if ((r = jsonx_str(t->args, "reason", 1024, &why, e)) != 0 &&
 	    r != ERR_NOT_FOUND) {
-		snprintf(err, errlen, "%s", e);
+		errmsg_set(err, r, "%s", e);
 		return r;
 	}
 	if ((r = lease_request_takeover(t->store, t->computer->id,

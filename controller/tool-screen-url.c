@@ -41,13 +41,13 @@ screen_url_add(struct tool_ctx *t, json_t *res)
 
 int
 screen_url_grant(struct tool_ctx *t, const char *policy, int64_t ttl,
-    json_t **result, char *err, size_t errlen)
+    json_t **result, struct errmsg *err)
 {
 	json_t	*args;
 	int64_t	 left;
 	int	 r;
 
-	if ((r = observe_open_desktop(t, err, errlen)) != 0)
+	if ((r = observe_open_desktop(t, err)) != 0)
 		return r;
 	/* Control under a lease: guestd ends it with the lease (G-4). */
 	if (strcmp(policy, "control") == 0 && t->lease_expires_ms > 0) {
@@ -61,15 +61,14 @@ screen_url_grant(struct tool_ctx *t, const char *policy, int64_t ttl,
 	if (ttl > 0)
 		json_object_set_new(args, "ttl", json_integer(ttl));
 	if ((r = tool_guest(t, "capability.grant", args, 1, NULL, 0, result,
-	    NULL, NULL, err, errlen)) != 0)
+	    NULL, NULL, err)) != 0)
 		return r;
 	screen_url_add(t, *result);
 	return 0;
 }
 
 static int
-screen_url_run(struct tool_ctx *t, json_t **result, char *err,
-    size_t errlen)
+screen_url_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { "policy", "ttl", NULL };
 	const char	*policy = "view";
@@ -77,20 +76,19 @@ screen_url_run(struct tool_ctx *t, json_t **result, char *err,
 	char		 e[JSONX_ERRLEN];
 	int		 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
 	if (((r = jsonx_str(t->args, "policy", 16, &policy, e)) != 0 &&
 	    r != ERR_NOT_FOUND) ||
 	    ((r = jsonx_int(t->args, "ttl", 1, 30 * 86400, &ttl, e)) != 0 &&
 	    r != ERR_NOT_FOUND)) {
-		snprintf(err, errlen, "%s", e);
+		errmsg_set(err, r, "%s", e);
 		return r;
 	}
-	if (strcmp(policy, "view") != 0 && strcmp(policy, "control") != 0) {
-		snprintf(err, errlen, "\"policy\" is view or control");
-		return ERR_BAD_REQUEST;
-	}
-	return screen_url_grant(t, policy, ttl, result, err, errlen);
+	if (strcmp(policy, "view") != 0 && strcmp(policy, "control") != 0)
+		return errmsg_set(err, ERR_BAD_REQUEST, "\"policy\" is view or "
+		    "control");
+	return screen_url_grant(t, policy, ttl, result, err);
 }
 
 const struct tool_entry tool_screen_url_entry = {

@@ -10,6 +10,8 @@
 
 #include <jansson.h>
 
+struct errmsg;
+
 struct tool_ctx;
 
 /*
@@ -17,6 +19,6 @@ struct tool_ctx;
  * default) and put the token and its URLs in *result.
  */
 int	screen_url_grant(struct tool_ctx *t, const char *policy,
-	    int64_t ttl, json_t **result, char *err, size_t errlen);
+	    int64_t ttl, json_t **result, struct errmsg *err);
 
 #endif

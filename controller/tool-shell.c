@@ -27,7 +27,7 @@ shell_tail(json_t *res, const char *key)
 }
 
 static int
-shell_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
+shell_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { "command", "cwd", "timeout_ms",
 	    "env", NULL };
@@ -37,7 +37,7 @@ shell_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
 	char		 e[JSONX_ERRLEN];
 	int		 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
 	if ((r = jsonx_str(t->args, "command", 65536, &cmd, e)) != 0 ||
 	    ((r = jsonx_str(t->args, "cwd", 4096, &cwd, e)) != 0 &&
@@ -46,8 +46,9 @@ shell_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
 	    e)) != 0 && r != ERR_NOT_FOUND) ||
 	    ((r = jsonx_obj(t->args, "env", &env, e)) != 0 &&
 	    r != ERR_NOT_FOUND)) {
-		snprintf(err, errlen, "%s", e);
-		return r == ERR_NOT_FOUND ? ERR_BAD_REQUEST : r;
+		if (r == ERR_NOT_FOUND)
+			r = ERR_BAD_REQUEST;
+		return errmsg_set(err, r, "%s", e);
 	}
 	args = json_pack("{s:s}", "command", cmd);
 	if (cwd != NULL)
@@ -56,11 +57,10 @@ shell_run(struct tool_ctx *t, json_t **result, char *err, size_t errlen)
 		json_object_set_new(args, "timeout_ms", json_integer(timeout));
 	if (env != NULL)
 		json_object_set(args, "env", env);
-	r = tool_guest(t, "exec", args, 1, NULL, 0, result, NULL, NULL, err,
-	    errlen);
+	r = tool_guest(t, "exec", args, 1, NULL, 0, result, NULL, NULL, err);
 	if (r != 0) {
 		snprintf(t->summary, sizeof t->summary, "$ %.400s -> %s", cmd,
-		    err);
+		    err->msg);
 		return r;
 	}
 	code = json_object_get(*result, "exit_code");

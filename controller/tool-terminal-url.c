@@ -13,8 +13,7 @@
 #include "tool-screen-url.h"
 
 static int
-terminal_url_run(struct tool_ctx *t, json_t **result, char *err,
-    size_t errlen)
+terminal_url_run(struct tool_ctx *t, json_t **result, struct errmsg *err)
 {
 	static const char *const keys[] = { "ttl", NULL };
 	const char	*tok;
@@ -23,15 +22,14 @@ terminal_url_run(struct tool_ctx *t, json_t **result, char *err,
 	char		 e[JSONX_ERRLEN];
 	int		 r;
 
-	if ((r = tool_only_keys(t, keys, err, errlen)) != 0)
+	if ((r = tool_only_keys(t, keys, err)) != 0)
 		return r;
 	if ((r = jsonx_int(t->args, "ttl", 1, 30 * 86400, &ttl, e)) != 0 &&
 	    r != ERR_NOT_FOUND) {
-		snprintf(err, errlen, "%s", e);
+		errmsg_set(err, r, "%s", e);
 		return r;
 	}
-	if ((r = screen_url_grant(t, "control", ttl, result, err,
-	    errlen)) != 0)
+	if ((r = screen_url_grant(t, "control", ttl, result, err)) != 0)
 		return r;
 	tok = json_string_value(json_object_get(*result, "token"));
 	if (tok != NULL && strlen(tok) < 100) {

@@ -8,17 +8,18 @@
 
 #include <jansson.h>
 
+struct errmsg;
+
 struct tool_ctx;
 
 /* Write n bytes to path in the workspace atomically, with parents. */
 int	write_file_bytes(struct tool_ctx *t, const char *path,
-	    const void *data, size_t n, json_t **result, char *err,
-	    size_t errlen);
+	    const void *data, size_t n, json_t **result, struct errmsg *err);
 /*
  * The bytes of args' "content" (text) or "content_base64", exactly one,
  * in *data (malloc'd, the caller frees) and *n.
  */
-int	write_file_content(json_t *args, void **data, size_t *n, char *err,
-	    size_t errlen);
+int	write_file_content(json_t *args, void **data, size_t *n,
+    struct errmsg *err);
 
 #endif

@@ -65,12 +65,12 @@ tool_list_json(void)
 int
 tool_guest(struct tool_ctx *t, const char *op, json_t *args, int fenced,
     const void *in, size_t inlen, json_t **result, void **out,
-    size_t *outlen, char *err, size_t errlen)
+    size_t *outlen, struct errmsg *err)
 {
 	int	 r;
 
 	if (!t->prepared && t->prepare != NULL) {
-		if ((r = t->prepare(t, err, errlen)) != 0) {
+		if ((r = t->prepare(t, err)) != 0) {
 			json_decref(args);
 			return r;
 		}
@@ -80,12 +80,11 @@ tool_guest(struct tool_ctx *t, const char *op, json_t *args, int fenced,
 	if (fenced)
 		json_object_set_new(args, "fence", json_integer(t->fence));
 	return provider_call(t->prov, t->computer, op, args, in, inlen,
-	    result, out, outlen, err, errlen);
+	    result, out, outlen, err);
 }
 
 int
-tool_only_keys(struct tool_ctx *t, const char *const *keys, char *err,
-    size_t errlen)
+tool_only_keys(struct tool_ctx *t, const char *const *keys, struct errmsg *err)
 {
 	static const char *const common[] = { "computer", "bot", "lease",
 	    "holder", NULL };
@@ -100,43 +99,15 @@ tool_only_keys(struct tool_ctx *t, const char *const *keys, char *err,
 			ok = strcmp(k, common[i]) == 0;
 		for (i = 0; keys[i] != NULL && !ok; i++)
 			ok = strcmp(k, keys[i]) == 0;
-		if (!ok) {
-			snprintf(err, errlen, "unknown argument \"%.64s\"", k);
-			return ERR_BAD_REQUEST;
-		}
+		if (!ok)
+			return errmsg_set(err, ERR_BAD_REQUEST, "unknown "
+			    "argument \"%.64s\"", k);
 	}
 	return 0;
 }
 
 static const char	tool_b64[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-char *
-tool_base64(const void *pv, size_t n)
-{
-	const unsigned char	*p = pv;
-	char			*s, *o;
-	size_t			 i;
-	unsigned		 v;
-
-	s = o = xmalloc((n + 2) / 3 * 4 + 1);
-	for (i = 0; i + 2 < n; i += 3) {
-		v = p[i] << 16 | p[i + 1] << 8 | p[i + 2];
-		*o++ = tool_b64[v >> 18];
-		*o++ = tool_b64[(v >> 12) & 63];
-		*o++ = tool_b64[(v >> 6) & 63];
-		*o++ = tool_b64[v & 63];
-	}
-	if (i < n) {
-		v = p[i] << 16 | (i + 1 < n ? p[i + 1] << 8 : 0);
-		*o++ = tool_b64[v >> 18];
-		*o++ = tool_b64[(v >> 12) & 63];
-		*o++ = i + 1 < n ? tool_b64[(v >> 6) & 63] : '=';
-		*o++ = '=';
-	}
-	*o = '\0';
-	return s;
-}
 
 int
 tool_unbase64(const char *s, void **out, size_t *outlen)

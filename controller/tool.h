@@ -1,5 +1,5 @@
 /*
- * The computer tools (SPEC C-4), one file per tool (tool-*.c), each
+ * The computer tools (doc/DESIGN.md C-4), one file per tool (tool-*.c), each
  * exporting a struct tool_entry: its name, a sentence, the JSON schema of
  * its arguments, flags and the function.  api-tools.c looks tools up
  * here, takes the bot's execution lease for TOOL_LEASE tools, runs the
@@ -15,6 +15,8 @@
 
 #include "store.h"
 #include "provider.h"
+
+struct errmsg;
 
 #define TOOL_LEASE	0x01	/* mutates the computer: lease + fence */
 #define TOOL_RECORD	0x02	/* leaves an activity event */
@@ -41,14 +43,18 @@ struct tool_ctx {
 	 * it; the heartbeat renews both.
 	 */
 	int64_t			 lease_expires_ms;
+	/* The attachment size limit (ATTACHMENT_MAX_BYTES); 0: 25 MiB. */
+	int64_t			 attach_max;
+	/* DATA_DIR: a stopped computer's files come from its home store. */
+	const char		*data_dir;
 	json_t			*args;		/* the request body (borrowed) */
 	char			 summary[TOOL_SUMMARY_MAX];
 	/*
 	 * Run by the first tool_guest(): takes the lease and starts the
 	 * computer, so a call refused for its arguments changes nothing.
 	 */
-	int			(*prepare)(struct tool_ctx *t, char *err,
-				    size_t errlen);
+	int			(*prepare)(struct tool_ctx *t,
+	    struct errmsg *err);
 	void			*prepare_arg;
 	int			 prepared;
 };
@@ -59,8 +65,8 @@ struct tool_entry {
 	const char	*schema;	/* JSON Schema of the tool's own args */
 	int		 flags;
 	/* 0 and *result, or ERR_* with "CODE: sentence" or a sentence in err */
-	int		(*fn)(struct tool_ctx *t, json_t **result, char *err,
-			    size_t errlen);
+	int		(*fn)(struct tool_ctx *t, json_t **result,
+	    struct errmsg *err);
 };
 
 extern const struct tool_entry	tool_shell_entry;
@@ -89,12 +95,10 @@ json_t	*tool_list_json(void);
  */
 int	tool_guest(struct tool_ctx *t, const char *op, json_t *args,
 	    int fenced, const void *in, size_t inlen, json_t **result,
-	    void **out, size_t *outlen, char *err, size_t errlen);
+	    void **out, size_t *outlen, struct errmsg *err);
 /* The tool's own args: the body without computer/bot/lease/holder. */
 int	tool_only_keys(struct tool_ctx *t, const char *const *keys,
-	    char *err, size_t errlen);
-/* Base64 (standard alphabet, padded); malloc'd, NUL-terminated. */
-char	*tool_base64(const void *p, size_t n);
+	    struct errmsg *err);
 /* Decode standard base64; 0 or ERR_BAD_REQUEST. *out malloc'd. */
 int	tool_unbase64(const char *s, void **out, size_t *outlen);
 

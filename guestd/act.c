@@ -1,6 +1,6 @@
 /*
- * display.act (SPEC G-9 ... G-12): apply an ordered batch of actions to a
- * bot's desktop through xtest.c, on the loop.
+ * display.act (doc/DESIGN.md G-9 ... G-12): apply an ordered batch of actions
+ * to a bot's desktop through xtest.c, on the loop.
  *
  *  display.act {bot, actions:[...], scale?, fence?}   (mutating)
  *    -> {completed, total, frame, cursor?{x,y}, screenshot_requested,
@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "base64.h"
 #include "vocab.h"
 #include "capture.h"
 #include "deskserver.h"
@@ -43,6 +44,7 @@
 #include "loop.h"
 #include "observe.h"
 #include "path.h"
+#include "queue-compat.h"
 #include "xmalloc.h"
 
 struct act_job;
@@ -57,7 +59,7 @@ struct act_state {
 	int			 repeats;	/* identical, screen unchanged */
 	struct act_job		*job;		/* the batch running now */
 	struct act_job		*waiting;	/* one waiting for it */
-	struct act_state	*next;
+	LIST_ENTRY(act_state)	 entry;
 };
 
 struct act_job {
@@ -74,21 +76,20 @@ struct act_job {
 
 static void	act_start(struct act_job *);
 
-static struct act_state	*act_states;
+static LIST_HEAD(, act_state) act_states = LIST_HEAD_INITIALIZER(act_states);
 
 static struct act_state *
 act_state_get(const char *bot)
 {
 	struct act_state	*st;
 
-	for (st = act_states; st != NULL; st = st->next) {
+	LIST_FOREACH(st, &act_states, entry) {
 		if (strcmp(st->bot, bot) == 0)
 			return st;
 	}
 	st = xcalloc(1, sizeof *st);
 	snprintf(st->bot, sizeof st->bot, "%s", bot);
-	st->next = act_states;
-	act_states = st;
+	LIST_INSERT_HEAD(&act_states, st, entry);
 	return st;
 }
 
@@ -203,11 +204,10 @@ act_zoom(const struct vocab_batch *b, struct capture *cap, json_t *out)
 		rh = a->region[3] - a->region[1];
 		png = NULL;
 		if ((r = observe_encode_png(px + (size_t)a->region[1] * stride +
-		    (size_t)a->region[0] * 4, rw, rh, stride, &png,
+		    (size_t)a->region[0] * 4, rw, rh, stride, 1, &png,
 		    &pnglen)) != 0)
 			return r;
-		b64 = xmalloc(4 * ((pnglen + 2) / 3) + 1);
-		observe_base64(png, pnglen, b64);
+		b64 = base64_encode_new(png, pnglen);
 		free(png);
 		o = json_pack("{s:I,s:{s:i,s:i,s:i,s:i},s:i,s:i,s:s,s:s}",
 		    "action", (json_int_t)i, "region", "x", a->region[0], "y",

@@ -1,5 +1,5 @@
 /*
- * The bots' browsers (SPEC G-21 ... G-23, G-25).
+ * The bots' browsers (doc/DESIGN.md G-21 ... G-23, G-25).
  *
  * A browser goes OFF -> DISPLAY (its desktop is starting) -> STARTING (the
  * process runs, DevTools not ready) -> RUNNING -> CLOSING -> OFF.  Nothing
@@ -53,6 +53,7 @@
 #include "page.h"
 #include "path.h"
 #include "proxy-relay.h"
+#include "queue-compat.h"
 #include "xmalloc.h"
 
 #ifndef GUESTD_BROWSER_DEFAULT
@@ -84,7 +85,7 @@ struct browser_waiter {
 	control_op_fn		 fn;
 	int			 busy;	/* a page_focus() is on its way */
 	int			 gone;	/* its connection went away */
-	struct browser_waiter	*next;
+	LIST_ENTRY(browser_waiter) entry;	/* linked from creation */
 };
 
 struct browser {
@@ -113,11 +114,13 @@ struct browser {
 	json_t			*restore;	/* urls to reopen after a crash */
 	json_t			*blank;		/* ids of blank tabs to close */
 	int			 restoring;	/* createTarget calls owed */
-	struct browser		*next;
+	LIST_ENTRY(browser)	 entry;
 };
 
-static struct browser		*browser_list;
-static struct browser_waiter	*browser_waiters;
+static LIST_HEAD(, browser)	 browser_list =
+    LIST_HEAD_INITIALIZER(browser_list);
+static LIST_HEAD(, browser_waiter) browser_waiters =
+    LIST_HEAD_INITIALIZER(browser_waiters);
 static uint64_t			 browser_gen_next;
 
 static void	browser_spawn(struct browser *);
@@ -132,7 +135,7 @@ browser_get(const char *bot, int create)
 {
 	struct browser	*b;
 
-	for (b = browser_list; b != NULL; b = b->next) {
+	LIST_FOREACH(b, &browser_list, entry) {
 		if (strcmp(b->bot, bot) == 0)
 			return b;
 	}
@@ -142,8 +145,7 @@ browser_get(const char *bot, int create)
 	snprintf(b->bot, sizeof b->bot, "%s", bot);
 	b->gen = ++browser_gen_next;
 	b->how = "none";
-	b->next = browser_list;
-	browser_list = b;
+	LIST_INSERT_HEAD(&browser_list, b, entry);
 	return b;
 }
 
@@ -291,22 +293,9 @@ browser_info(const struct browser *b, int created)
 /* ---- waiters ----------------------------------------------------------------- */
 
 static void
-browser_waiter_unlink(struct browser_waiter *w)
-{
-	struct browser_waiter	**pp;
-
-	for (pp = &browser_waiters; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == w) {
-			*pp = w->next;
-			return;
-		}
-	}
-}
-
-static void
 browser_waiter_free(struct browser_waiter *w)
 {
-	browser_waiter_unlink(w);
+	LIST_REMOVE(w, entry);
 	control_stream_detach(&w->s);
 	free(w->url);
 	json_decref(w->args);
@@ -337,8 +326,7 @@ browser_wait(struct control_conn *c, uint32_t id, enum browser_wkind kind,
 	w->kind = kind;
 	w->b = b;
 	control_stream_attach(c, &w->s, id, &browser_waiter_ops);
-	w->next = browser_waiters;
-	browser_waiters = w;
+	LIST_INSERT_HEAD(&browser_waiters, w, entry);
 	return w;
 }
 
@@ -379,8 +367,8 @@ browser_wake(struct browser *b, enum browser_wkind kind, int code,
 {
 	struct browser_waiter	*w, *next;
 
-	for (w = browser_waiters; w != NULL; w = next) {
-		next = w->next;
+	for (w = LIST_FIRST(&browser_waiters); w != NULL; w = next) {
+		next = LIST_NEXT(w, entry);
 		if (w->b != b || w->kind != kind || w->busy)
 			continue;
 		if (w->gone || w->s.conn == NULL) {
@@ -390,7 +378,7 @@ browser_wake(struct browser *b, enum browser_wkind kind, int code,
 		if (kind == BW_OPEN && code == 0) {
 			browser_answer_open(w);
 			/* It may have freed others: start over. */
-			next = browser_waiters;
+			next = LIST_FIRST(&browser_waiters);
 			continue;
 		}
 		if (code != 0)
@@ -1179,7 +1167,7 @@ browser_active(void)
 	struct browser	*b;
 	unsigned	 n = 0;
 
-	for (b = browser_list; b != NULL; b = b->next) {
+	LIST_FOREACH(b, &browser_list, entry) {
 		if (b->state != BROWSER_OFF)
 			n++;
 	}
@@ -1201,7 +1189,7 @@ browser_check_quiesce(void)
 	if (browser_active() > 0)
 		return;
 	for (;;) {
-		for (w = browser_waiters; w != NULL; w = w->next) {
+		LIST_FOREACH(w, &browser_waiters, entry) {
 			if (w->kind == BW_QUIESCE)
 				break;
 		}
@@ -1238,7 +1226,7 @@ browser_quiesce_then(struct control_conn *c, uint32_t id, json_t *args,
 	w = browser_wait(c, id, BW_QUIESCE, NULL);
 	w->fn = fn;
 	w->args = json_incref(args);
-	for (b = browser_list; b != NULL; b = b->next)
+	LIST_FOREACH(b, &browser_list, entry)
 		browser_close_start(b);
 	return 0;
 }
@@ -1265,7 +1253,7 @@ browser_op_quiesce(struct control_conn *c, uint32_t id, json_t *args,
 	if ((r = jsonx_only_keys(args, keys, detail)) != 0)
 		return r;
 	closed = json_array();
-	for (b = browser_list; b != NULL; b = b->next) {
+	LIST_FOREACH(b, &browser_list, entry) {
 		if (b->state != BROWSER_OFF)
 			json_array_append_new(closed, json_string(b->bot));
 	}
@@ -1291,7 +1279,7 @@ browser_op_list(struct control_conn *c, uint32_t id, json_t *args,
 	if ((r = jsonx_only_keys(args, keys, detail)) != 0)
 		return r;
 	arr = json_array();
-	for (b = browser_list; b != NULL; b = b->next) {
+	LIST_FOREACH(b, &browser_list, entry) {
 		json_array_append_new(arr, json_pack("{s:s,s:s,s:i,s:i,s:s,"
 		    "s:b}", "bot", b->bot, "state", names[b->state],
 		    "pid", (int)b->pid, "port", b->port, "display",
@@ -1313,7 +1301,7 @@ browser_shutdown(void)
 	unsigned	 left, i;
 	int		 status;
 
-	for (b = browser_list; b != NULL; b = b->next) {
+	LIST_FOREACH(b, &browser_list, entry) {
 		if (b->pid > 0) {
 			loop_child_forget(b->pid);
 			(void)kill(-b->pid, SIGTERM);
@@ -1321,7 +1309,7 @@ browser_shutdown(void)
 	}
 	for (i = 0; i < BROWSER_TERM_MS / 20; i++) {
 		left = 0;
-		for (b = browser_list; b != NULL; b = b->next) {
+		LIST_FOREACH(b, &browser_list, entry) {
 			if (b->pid <= 0)
 				continue;
 			if (waitpid(b->pid, &status, WNOHANG) == b->pid) {
@@ -1334,7 +1322,7 @@ browser_shutdown(void)
 			break;
 		nanosleep(&ts, NULL);
 	}
-	for (b = browser_list; b != NULL; b = b->next) {
+	LIST_FOREACH(b, &browser_list, entry) {
 		if (b->pid > 0) {
 			(void)kill(-b->pid, SIGKILL);
 			(void)waitpid(b->pid, &status, 0);

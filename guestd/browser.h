@@ -1,5 +1,5 @@
 /*
- * One persistent browser per active bot (SPEC G-21 ... G-23, G-25).
+ * One persistent browser per active bot (doc/DESIGN.md G-21 ... G-23, G-25).
  *
  *  browser.open    {bot, fence, url?, proxy?{url, username?, password?}|null}
  *                  (mutating) -> {bot, display, pid, port, profile,

@@ -43,6 +43,7 @@
 #include "log.h"
 #include "loop.h"
 #include "path.h"
+#include "queue-compat.h"
 #include "rfb.h"
 #include "token.h"
 #include "xmalloc.h"
@@ -60,10 +61,11 @@ struct capability {
 	struct loop_fd		*lf;		/* the listener */
 	struct loop_timer	*expiry;
 	int64_t			 expires_ms;	/* wall clock; 0: never */
-	struct capability	*next;
+	LIST_ENTRY(capability)	 entry;
 };
 
-static struct capability	*cap_list;
+static LIST_HEAD(, capability)	 cap_list =
+    LIST_HEAD_INITIALIZER(cap_list);
 static void			(*cap_revoke_hook)(const struct capability *);
 static char			 cap_dir[PATH_MAX];
 
@@ -83,7 +85,7 @@ cap_cleanup(void)
 {
 	struct capability	*cap;
 
-	for (cap = cap_list; cap != NULL; cap = cap->next)
+	LIST_FOREACH(cap, &cap_list, entry)
 		(void)unlink(cap->sun.sun_path);
 	if (cap_dir[0] != '\0')
 		(void)rmdir(cap_dir);
@@ -134,7 +136,7 @@ capability_find(const char *t, size_t n)
 	if (!capability_token_wellformed(t, n))
 		return NULL;
 	/* Every entry is compared, in constant time each. */
-	for (cap = cap_list; cap != NULL; cap = cap->next) {
+	LIST_FOREACH(cap, &cap_list, entry) {
 		if (token_equal(cap->token, strlen(cap->token), t, n))
 			found = cap;
 	}
@@ -151,7 +153,7 @@ capability_find_id(const char *id)
 {
 	struct capability	*cap;
 
-	for (cap = cap_list; cap != NULL; cap = cap->next)
+	LIST_FOREACH(cap, &cap_list, entry)
 		if (strcmp(cap->id, id) == 0)
 			return cap;
 	return NULL;
@@ -250,7 +252,7 @@ cap_update_controlled(struct display *d)
 	struct capability	*cap;
 	int			 on = 0;
 
-	for (cap = cap_list; cap != NULL; cap = cap->next) {
+	LIST_FOREACH(cap, &cap_list, entry) {
 		if (cap->d == d && cap->control)
 			on = 1;
 	}
@@ -271,15 +273,9 @@ cap_free(struct capability *cap)
 static void
 cap_revoke(struct capability *cap, const char *reason)
 {
-	struct capability	**pp;
 	struct display		*d = cap->d;
 
-	for (pp = &cap_list; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == cap) {
-			*pp = cap->next;
-			break;
-		}
-	}
+	LIST_REMOVE(cap, entry);
 	/* Websockets first (closed_by revoked), then the RFB side. */
 	gateway_drop(cap);
 	if (cap_revoke_hook != NULL)
@@ -310,8 +306,7 @@ cap_display_closing(struct display *d)
 {
 	struct capability	*cap, *next;
 
-	for (cap = cap_list; cap != NULL; cap = next) {
-		next = cap->next;
+	LIST_FOREACH_SAFE(cap, &cap_list, entry, next) {
 		if (cap->d == d)
 			cap_revoke(cap, "display_closed");
 	}
@@ -377,8 +372,7 @@ capability_op_grant(struct control_conn *c, uint32_t id, json_t *args,
 		cap->expiry = loop_timer_add((uint64_t)ttl * 1000, cap_expire,
 		    cap);
 	}
-	cap->next = cap_list;
-	cap_list = cap;
+	LIST_INSERT_HEAD(&cap_list, cap, entry);
 	if (cap->control)
 		display_set_controlled(d, 1);
 	snprintf(path, sizeof path, "/screen/%s", cap->token);

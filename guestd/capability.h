@@ -1,5 +1,5 @@
 /*
- * Screen capabilities (SPEC G-15): separately revocable, unguessable
+ * Screen capabilities (doc/DESIGN.md G-15): separately revocable, unguessable
  * tokens (192 bits, compared in constant time) that let a viewer see
  * (view) or drive (control) one display.  Each capability owns its own
  * Unix socket, named at random in a private 0700 directory; connecting to
@@ -14,7 +14,7 @@
  *                    ttl in seconds (1 .. 30 days); none: until revoked
  *                    or the display closes.  DISPLAY_NOT_OPEN without a
  *                    ready display.
- *  capability.revoke {token}  (mutating) -> {id, revoked:true}
+ *  capability.revoke {token | id}  (mutating) -> {id, revoked:true}
  *                    NOT_FOUND for an unknown (or expired) token.
  *  capability.renew  {token | id, ttl}  (mutating) -> {id, expires_ms}
  *                    the deadline becomes ttl seconds from now; the

@@ -1,5 +1,5 @@
 /*
- * Damage-driven capture of one X display (SPEC G-6).
+ * Damage-driven capture of one X display (doc/DESIGN.md G-6).
  *
  * The framebuffer is an XShm segment the size of the screen: XShmGetImage
  * writes the damaged rows straight into it, so there is no copy.  The
@@ -8,11 +8,25 @@
  * pitch equal to the framebuffer's and costs at most one full grab
  * (~0.4 ms at 1280x800).
  *
- * Damage is reported at the bounding-box level: each event carries the
- * box, so a grab is one round trip (subtract everything, then
- * XShmGetImage), with no region to fetch.  The union of the boxes of the
- * events read before a subtract covers everything damaged before it; what
- * is drawn after it is reported anew.
+ * Damage is reported as delta rectangles: each event carries a rectangle
+ * newly added to the damage region (nothing more is reported for what is
+ * already damaged), so a grab is one round trip per band of rows
+ * (subtract everything, then XShmGetImage), with no region to fetch.  The
+ * rectangles are kept as a small region (capture_region_add: merged when
+ * close, at most CAPTURE_RECTS), so two small changes at opposite corners
+ * grab and report two small boxes, not the screen between them.  The
+ * rectangles of the events read before a subtract cover everything
+ * damaged before it; what is drawn after it is reported anew.
+ *
+ * Scrolls are found, not guessed: while RFB listens (capture_set_copy_cb)
+ * every grabbed row is hashed in tiles of CAPTURE_TILE pixels, so the
+ * hashes always describe the framebuffer (no second copy of it is kept).
+ * Before a grab, the rows of each tall enough damage box get a signature
+ * from the old hashes of the tiles wholly inside it; after the grab, from
+ * the new ones; capture_scroll_find looks for a shift that lines most of
+ * them up (an xterm or a browser scrolling).  What it finds is reported
+ * as a copy, and only the rest of the box as damage.  The columns of the
+ * box's partial tiles are not compared and stay damage.
  *
  * Xlib reads ahead: events it has queued do not make the fd readable
  * again, so every pass reads once (XPending) and drains Xlib's queue.  Xlib's default
@@ -44,6 +58,24 @@
 
 #define CAPTURE_HIST		64	/* damage boxes remembered (frames) */
 #define CAPTURE_MAX_PASSES	8	/* grabs per loop turn before yielding */
+#define CAPTURE_RECTS		16	/* damage rectangles kept apart */
+/* Rectangles closer than this merge: a box per glyph costs more (in
+ * rectangles, headers and JPEG blocks) than the pixels between them. */
+#define CAPTURE_NEAR		32
+/* Row bands closer than this are one grab: a round trip costs more. */
+#define CAPTURE_BAND_GAP	64
+/* Pixels of a row per hash. */
+#define CAPTURE_TILE		16
+/* A box is looked at for a scroll from this many whole tiles and rows. */
+#define CAPTURE_SCROLL_TILES	4
+#define CAPTURE_SCROLL_ROWS	32
+/* A copy is reported for a run of this many rows, this many changed. */
+#define CAPTURE_SCROLL_RUN	16
+#define CAPTURE_SCROLL_CHANGED	8
+/* Rows sampled for candidate shifts; matches above this: a blank row. */
+#define CAPTURE_SCROLL_SAMPLES	12
+#define CAPTURE_SCROLL_AMBIG	4
+#define CAPTURE_SCROLL_CANDS	32
 
 struct capture {
 	Display			*dpy;
@@ -57,11 +89,20 @@ struct capture {
 	void			*damage_arg;
 	capture_cursor_cb	 cursor_cb;
 	void			*cursor_arg;
+	capture_copy_cb		 copy_cb;
+	void			*copy_arg;
+	/* While copy_cb is set: tile hashes of every row (h x ntiles), and
+	 * row signatures of the boxes looked at (old ones, then one new). */
+	uint64_t		*rowhash;
+	int			 ntiles;
+	uint64_t		*sig;
 	int			 fixes_event;
 
 	int			 damage_event;
 	Damage			 damage;
-	struct capture_box	 damaged;	/* reported, not yet grabbed */
+	/* Reported, not yet grabbed: disjoint-ish boxes, merged when near. */
+	struct capture_box	 damaged[CAPTURE_RECTS];
+	int			 ndamaged;
 	XShmSegmentInfo		 shm;
 	int			 shm_attached;
 	XImage			*img;
@@ -152,6 +193,68 @@ capture_box_clip(struct capture_box *b, int w, int h)
 		b->x = b->y = b->w = b->h = 0;
 }
 
+static long
+capture_box_area(const struct capture_box *b)
+{
+	return (long)b->w * b->h;
+}
+
+/* Is b within CAPTURE_NEAR of a (touching, overlapping or close)? */
+static int
+capture_box_near(const struct capture_box *a, const struct capture_box *b)
+{
+	return b->x <= a->x + a->w + CAPTURE_NEAR &&
+	    a->x <= b->x + b->w + CAPTURE_NEAR &&
+	    b->y <= a->y + a->h + CAPTURE_NEAR &&
+	    a->y <= b->y + b->h + CAPTURE_NEAR;
+}
+
+/* Pixels the union of a and b adds to their own. */
+static long
+capture_box_waste(const struct capture_box *a, const struct capture_box *b)
+{
+	struct capture_box	u = *a;
+
+	capture_box_union(&u, b);
+	return capture_box_area(&u) - capture_box_area(a) -
+	    capture_box_area(b);
+}
+
+void
+capture_region_add(struct capture_box *v, int *n, int max,
+    const struct capture_box *b)
+{
+	struct capture_box	nb = *b;
+	long			w, best;
+	int			i, bi;
+
+	if (nb.w <= 0 || nb.h <= 0)
+		return;
+	/* Fold in every box nb is near; the grown box may reach more. */
+	for (i = 0; i < *n; i++) {
+		if (!capture_box_near(&v[i], &nb))
+			continue;
+		capture_box_union(&nb, &v[i]);
+		v[i] = v[--*n];
+		i = -1;
+	}
+	if (*n < max) {
+		v[(*n)++] = nb;
+		return;
+	}
+	/* Full: into the box whose union with it wastes least. */
+	bi = 0;
+	best = -1;
+	for (i = 0; i < *n; i++) {
+		w = capture_box_waste(&v[i], &nb);
+		if (best < 0 || w < best) {
+			best = w;
+			bi = i;
+		}
+	}
+	capture_box_union(&v[bi], &nb);
+}
+
 /* Grab rows [y, y+h) of the screen into the framebuffer. */
 static int
 capture_grab_rows(struct capture *cap, int y, int h)
@@ -170,14 +273,262 @@ capture_grab_rows(struct capture *cap, int y, int h)
 	return 0;
 }
 
-static void
-capture_new_frame(struct capture *cap, const struct capture_box *box)
+/* ---- scrolls ------------------------------------------------------------ */
+
+#define CAPTURE_HASH_K	0xff51afd7ed558ccdULL
+
+static inline uint64_t
+capture_mix(uint64_t h, uint64_t w)
 {
+	h = (h ^ w) * CAPTURE_HASH_K;
+	return h ^ h >> 29;
+}
+
+/*
+ * One tile's hash: its 64-bit words through a multiply-xorshift chain.
+ * Tiles are independent, so the chains of a row overlap in the CPU; the
+ * cost is ~1.5 instructions a byte (a whole 1280x800 frame ~0.5 ms, a
+ * fifth of its JPEG).  A short last tile is padded with zeros.
+ */
+static inline uint64_t
+capture_tile_hash(const uint8_t *p)
+{
+	uint64_t	a = 0x9e3779b97f4a7c15ULL, w;
+	int		k;
+
+	for (k = 0; k < CAPTURE_TILE * 4 / 8; k++) {
+		memcpy(&w, p + (size_t)k * 8, 8);
+		a = capture_mix(a, w);
+	}
+	return a;
+}
+
+/* Hash rows [y, y+h) of the framebuffer into rowhash, tile by tile. */
+static void
+capture_hash_rows(struct capture *cap, int y, int h)
+{
+	const size_t	 stride = (size_t)cap->img->bytes_per_line;
+	const uint8_t	*row;
+	uint64_t	*out;
+	uint8_t		 pad[CAPTURE_TILE * 4];
+	int		 r, t, n;
+
+	for (r = y; r < y + h; r++) {
+		row = (const uint8_t *)cap->img->data + (size_t)r * stride;
+		out = cap->rowhash + (size_t)r * (size_t)cap->ntiles;
+		for (t = 0; t < cap->ntiles; t++) {
+			n = cap->w - t * CAPTURE_TILE;
+			if (n >= CAPTURE_TILE) {
+				out[t] = capture_tile_hash(row + (size_t)t *
+				    CAPTURE_TILE * 4);
+				continue;
+			}
+			/* The last tile is short: padded. */
+			memset(pad, 0, sizeof pad);
+			memcpy(pad, row + (size_t)t * CAPTURE_TILE * 4,
+			    (size_t)n * 4);
+			out[t] = capture_tile_hash(pad);
+		}
+	}
+}
+
+/* Whole tiles of box b: [*t1, *t2); 0 when too few to look at. */
+static int
+capture_box_tiles(const struct capture *cap, const struct capture_box *b,
+    int *t1, int *t2)
+{
+	*t1 = (b->x + CAPTURE_TILE - 1) / CAPTURE_TILE;
+	*t2 = (b->x + b->w) / CAPTURE_TILE;
+	if ((b->x + b->w) == cap->w)
+		*t2 = cap->ntiles;	/* the short last tile is whole */
+	return *t2 - *t1 >= CAPTURE_SCROLL_TILES && b->h >= CAPTURE_SCROLL_ROWS;
+}
+
+/* Signatures of box b's rows from the tile hashes now kept: a sum of
+ * the tiles' hashes, each times its own odd factor (no chain of
+ * dependent multiplies), mixed once. */
+static void
+capture_box_sigs(const struct capture *cap, const struct capture_box *b,
+    int t1, int t2, uint64_t *sig)
+{
+	const uint64_t	*th;
+	uint64_t	 a;
+	int		 r, t;
+
+	for (r = 0; r < b->h; r++) {
+		th = cap->rowhash + (size_t)(b->y + r) * (size_t)cap->ntiles;
+		a = (uint64_t)(t2 - t1);
+		for (t = t1; t < t2; t++)
+			a += th[t] * (CAPTURE_HASH_K + 2 * (uint64_t)t);
+		sig[r] = capture_mix(a, (uint64_t)t1);
+	}
+}
+
+/* Longest run of rows r with cur[r] == old[r + d]: its start, length and
+ * how many of its rows changed (cur[r] != old[r]). */
+static int
+capture_scroll_run(const uint64_t *old, const uint64_t *cur, int h, int d,
+    int *y0, int *n)
+{
+	int	r, lo, hi, start = 0, len = 0, ch = 0, best = 0, bch = 0;
+
+	lo = d < 0 ? -d : 0;
+	hi = d > 0 ? h - d : h;
+	*y0 = *n = 0;
+	for (r = lo; r <= hi; r++) {
+		if (r < hi && cur[r] == old[r + d]) {
+			if (len++ == 0)
+				start = r;
+			ch += cur[r] != old[r];
+			continue;
+		}
+		if (len > best || (len == best && ch > bch)) {
+			best = len;
+			bch = ch;
+			*y0 = start;
+			*n = len;
+		}
+		len = ch = 0;
+	}
+	return bch;
+}
+
+int
+capture_scroll_find(const uint64_t *old, const uint64_t *cur, int h, int *d,
+    int *y0, int *n)
+{
+	int	cand[CAPTURE_SCROLL_CANDS], nc = 0, changed = 0, i, j, k, r;
+	int	m, found[CAPTURE_SCROLL_AMBIG], best = 0, ch, by0, bn;
+
+	*d = *y0 = *n = 0;
+	for (r = 0; r < h; r++)
+		changed += cur[r] != old[r];
+	if (changed < CAPTURE_SCROLL_CHANGED)
+		return 0;
+	/* Candidate shifts: where changed rows, spread over the box, were
+	 * before.  A row found in many places (blank) says nothing. */
+	for (i = 0, k = 0; i < h && nc < CAPTURE_SCROLL_CANDS; i++) {
+		if (cur[i] == old[i])
+			continue;
+		if (k++ % (changed / CAPTURE_SCROLL_SAMPLES + 1) != 0)
+			continue;
+		for (j = 0, m = 0; j < h && m <= CAPTURE_SCROLL_AMBIG; j++)
+			if (old[j] == cur[i] && j != i) {
+				if (m < CAPTURE_SCROLL_AMBIG)
+					found[m] = j - i;
+				m++;
+			}
+		if (m == 0 || m > CAPTURE_SCROLL_AMBIG)
+			continue;
+		for (j = 0; j < m && nc < CAPTURE_SCROLL_CANDS; j++) {
+			for (r = 0; r < nc && cand[r] != found[j]; r++)
+				;
+			if (r == nc)
+				cand[nc++] = found[j];
+		}
+	}
+	for (i = 0; i < nc; i++) {
+		ch = capture_scroll_run(old, cur, h, cand[i], &by0, &bn);
+		if (ch > best && bn >= CAPTURE_SCROLL_RUN) {
+			best = ch;
+			*d = cand[i];
+			*y0 = by0;
+			*n = bn;
+		}
+	}
+	return best >= CAPTURE_SCROLL_CHANGED;
+}
+
+/*
+ * Report box b of a new frame: as a copy and the rest (up to four boxes
+ * into out) when its rows were found moved, else whole.  old is its
+ * rows' signatures before the grab.  Returns the boxes added to out.
+ */
+static int
+capture_box_scroll(struct capture *cap, const struct capture_box *b,
+    const uint64_t *old, struct capture_box *out)
+{
+	struct capture_box	 dst, rest[4];
+	uint64_t		*cur = cap->sig + (size_t)CAPTURE_RECTS * cap->h;
+	int			 t1, t2, d, y0, n, i, k = 0;
+
+	capture_box_tiles(cap, b, &t1, &t2);
+	capture_box_sigs(cap, b, t1, t2, cur);
+	if (!capture_scroll_find(old, cur, b->h, &d, &y0, &n)) {
+		out[0] = *b;
+		return 1;
+	}
+	dst.x = t1 * CAPTURE_TILE;
+	dst.w = (t2 * CAPTURE_TILE < cap->w ? t2 * CAPTURE_TILE : cap->w) -
+	    dst.x;
+	dst.y = b->y + y0;
+	dst.h = n;
+	cap->copy_cb(cap, &dst, -d, cap->copy_arg);
+	rest[0] = (struct capture_box){ b->x, b->y, b->w, y0 };
+	rest[1] = (struct capture_box){ b->x, dst.y + n, b->w,
+	    b->y + b->h - dst.y - n };
+	rest[2] = (struct capture_box){ b->x, dst.y, dst.x - b->x, n };
+	rest[3] = (struct capture_box){ dst.x + dst.w, dst.y,
+	    b->x + b->w - dst.x - dst.w, n };
+	for (i = 0; i < 4; i++)
+		if (rest[i].w > 0 && rest[i].h > 0)
+			out[k++] = rest[i];
+	return k;
+}
+
+void
+capture_set_copy_cb(struct capture *cap, capture_copy_cb cb, void *arg)
+{
+	cap->copy_cb = cb;
+	cap->copy_arg = cb != NULL ? arg : NULL;
+	if (cb == NULL) {
+		free(cap->rowhash);
+		free(cap->sig);
+		cap->rowhash = cap->sig = NULL;
+		return;
+	}
+	if (cap->rowhash != NULL)
+		return;
+	cap->ntiles = (cap->w + CAPTURE_TILE - 1) / CAPTURE_TILE;
+	cap->rowhash = xcalloc((size_t)cap->h * (size_t)cap->ntiles,
+	    sizeof *cap->rowhash);
+	cap->sig = xcalloc((size_t)(CAPTURE_RECTS + 1) * (size_t)cap->h,
+	    sizeof *cap->sig);
+	/* The framebuffer holds the last grab: hash it all once. */
+	capture_hash_rows(cap, 0, cap->h);
+}
+
+/* ---- frames -------------------------------------------------------------- */
+
+/*
+ * A new frame changed in boxes v[0..n): one damage report each, or a
+ * copy and the rest for a box found scrolled (old[i]: its rows'
+ * signatures before the grab, NULL when not looked at).
+ */
+static void
+capture_new_frame(struct capture *cap, const struct capture_box *v, int n,
+    uint64_t *const *old)
+{
+	struct capture_box	u, out[CAPTURE_RECTS * 4];
+	int			i, nout = 0;
+
+	memset(&u, 0, sizeof u);
+	for (i = 0; i < n; i++)
+		capture_box_union(&u, &v[i]);
 	cap->frame++;
-	cap->hist[cap->frame % CAPTURE_HIST] = *box;
+	cap->hist[cap->frame % CAPTURE_HIST] = u;
 	cap->time_ms = capture_wall_ms();
-	if (cap->damage_cb != NULL)
-		cap->damage_cb(cap, box, cap->damage_arg);
+	/* Copies first: damage reported before a copy whose source it
+	 * covers would turn the copy into damage too (RFB's rule). */
+	for (i = 0; i < n; i++) {
+		if (old != NULL && old[i] != NULL && cap->copy_cb != NULL)
+			nout += capture_box_scroll(cap, &v[i], old[i],
+			    out + nout);
+		else
+			out[nout++] = v[i];
+	}
+	for (i = 0; i < nout && cap->damage_cb != NULL; i++)
+		cap->damage_cb(cap, &out[i], cap->damage_arg);
 }
 
 void
@@ -205,18 +556,59 @@ capture_set_damage_cb(struct capture *cap, capture_damage_cb cb, void *arg)
  * grab, never a lost one).  Subtract and grab share one round trip.
  */
 static int
+capture_cmp_y(const void *a, const void *b)
+{
+	const struct capture_box	*x = a, *y = b;
+
+	return x->y < y->y ? -1 : x->y > y->y;
+}
+
+static int
 capture_grab_damage(struct capture *cap)
 {
-	struct capture_box	 box = cap->damaged;
+	struct capture_box	 v[CAPTURE_RECTS], rows[CAPTURE_RECTS];
+	uint64_t		*old[CAPTURE_RECTS];
+	int			 i, n = 0, nrows = 0, end, t1, t2;
 
-	memset(&cap->damaged, 0, sizeof cap->damaged);
+	for (i = 0; i < cap->ndamaged; i++) {
+		v[n] = cap->damaged[i];
+		capture_box_clip(&v[n], cap->w, cap->h);
+		if (v[n].w > 0)
+			n++;
+	}
+	cap->ndamaged = 0;
 	XDamageSubtract(cap->dpy, cap->damage, None, None);
-	capture_box_clip(&box, cap->w, cap->h);
-	if (box.w == 0)
+	if (n == 0)
 		return 0;
-	if (capture_grab_rows(cap, box.y, box.h) != 0)
-		return ERR_IO;
-	capture_new_frame(cap, &box);
+	/* Whole-width bands of the boxes' rows, near ones as one grab. */
+	memcpy(rows, v, sizeof v[0] * (size_t)n);
+	qsort(rows, (size_t)n, sizeof rows[0], capture_cmp_y);
+	for (i = 0; i < n; i++) {
+		if (nrows > 0 && rows[i].y <= rows[nrows - 1].y +
+		    rows[nrows - 1].h + CAPTURE_BAND_GAP) {
+			end = rows[i].y + rows[i].h;
+			if (end > rows[nrows - 1].y + rows[nrows - 1].h)
+				rows[nrows - 1].h = end - rows[nrows - 1].y;
+			continue;
+		}
+		rows[nrows++] = rows[i];
+	}
+	/* The rows as they were, for boxes that may have scrolled. */
+	for (i = 0; i < n; i++) {
+		old[i] = NULL;
+		if (cap->copy_cb == NULL ||
+		    !capture_box_tiles(cap, &v[i], &t1, &t2))
+			continue;
+		old[i] = cap->sig + (size_t)i * (size_t)cap->h;
+		capture_box_sigs(cap, &v[i], t1, t2, old[i]);
+	}
+	for (i = 0; i < nrows; i++) {
+		if (capture_grab_rows(cap, rows[i].y, rows[i].h) != 0)
+			return ERR_IO;
+		if (cap->rowhash != NULL)
+			capture_hash_rows(cap, rows[i].y, rows[i].h);
+	}
+	capture_new_frame(cap, v, n, old);
 	return 0;
 }
 
@@ -239,7 +631,8 @@ capture_event(struct capture *cap, XEvent *ev, int *damaged)
 		b.y = de->area.y;
 		b.w = de->area.width;
 		b.h = de->area.height;
-		capture_box_union(&cap->damaged, &b);
+		capture_region_add(cap->damaged, &cap->ndamaged,
+		    CAPTURE_RECTS, &b);
 		*damaged = 1;
 	} else if (ev->type == cap->fixes_event + XFixesCursorNotify &&
 	    cap->cursor_cb != NULL)
@@ -392,7 +785,7 @@ capture_damage_setup(struct capture *cap)
 	    !XDamageQueryVersion(cap->dpy, &major, &minor))
 		return ERR_DISPLAY_FAILED;
 	cap->damage = XDamageCreate(cap->dpy, cap->root,
-	    XDamageReportBoundingBox);
+	    XDamageReportDeltaRectangles);
 	XSync(cap->dpy, False);
 	return capture_xerr != 0 || cap->dead ? ERR_DISPLAY_FAILED : 0;
 }
@@ -443,7 +836,7 @@ capture_open(struct capture **out, const char *name,
 	full.x = full.y = 0;
 	full.w = cap->w;
 	full.h = cap->h;
-	capture_new_frame(cap, &full);
+	capture_new_frame(cap, &full, 1, NULL);
 	/* lws closes what it adopts: give it a dup, Xlib keeps its own. */
 	if ((fd = fcntl(ConnectionNumber(cap->dpy), F_DUPFD_CLOEXEC, 3)) == -1) {
 		r = err_from_errno(errno);
@@ -491,6 +884,8 @@ capture_free(struct capture *cap)
 		shmdt(cap->shm.shmaddr);
 	if (cap->shm.shmid != -1 && !cap->shm_attached)
 		shmctl(cap->shm.shmid, IPC_RMID, NULL);
+	free(cap->rowhash);
+	free(cap->sig);
 	free(cap);
 }
 

@@ -1,5 +1,5 @@
 /*
- * Damage-driven screen capture of one X display (SPEC G-6).  One Xlib
+ * Damage-driven screen capture of one X display (doc/DESIGN.md G-6).  One Xlib
  * connection per display; a dup of its fd lives in the loop.  XDamage
  * reports the damage's bounding box as it grows
  * (DamageReportBoundingBox); we subtract and XShmGetImage the damaged rows
@@ -58,9 +58,9 @@ int	 capture_cursor(struct capture *cap, int *x, int *y);
 void	*capture_xdisplay(struct capture *cap);
 
 /*
- * Called on the loop with the box of each new frame, right after it was
- * grabbed into the framebuffer (RFB marks it modified).  One hook per
- * capture; cb NULL removes it.
+ * Called on the loop with each box of a new frame (a frame changes in
+ * one or several boxes), right after it was grabbed into the framebuffer
+ * (RFB marks it modified).  One hook per capture; cb NULL removes it.
  */
 typedef void	(*capture_damage_cb)(struct capture *cap,
 		    const struct capture_box *box, void *arg);
@@ -76,8 +76,37 @@ typedef void	(*capture_cursor_cb)(struct capture *cap, void *arg);
 void	 capture_set_cursor_cb(struct capture *cap, capture_cursor_cb cb,
 	    void *arg);
 
+/*
+ * Called on the loop, before the damage boxes of the same frame, for each
+ * part of it that is an earlier part moved: dst now shows what was at
+ * dst.y - dy (dy < 0: scrolled up), found by comparing row hashes of the
+ * previous and the new frame (capture_scroll_find).  The damage boxes of
+ * that frame then leave dst out.  Only while a hook is set does capture
+ * keep the row hashes (one per 16 pixels of a row); cb NULL removes it.
+ */
+typedef void	(*capture_copy_cb)(struct capture *cap,
+		    const struct capture_box *dst, int dy, void *arg);
+void	 capture_set_copy_cb(struct capture *cap, capture_copy_cb cb,
+	    void *arg);
+
+/*
+ * The scroll in one box, from the hashes of its rows before (old) and
+ * after (cur), h of each: 1 when rows [*y0, *y0 + *n) of cur are rows
+ * [*y0 + *d, ...) of old (*d != 0) for a run long enough to be worth a
+ * copy, 0 otherwise.
+ */
+int	 capture_scroll_find(const uint64_t *old, const uint64_t *cur, int h,
+	    int *d, int *y0, int *n);
+
 /* Box helpers, also used by the unit test. */
 void	 capture_box_union(struct capture_box *a, const struct capture_box *b);
 void	 capture_box_clip(struct capture_box *b, int w, int h);
+/*
+ * Add b to the region v[0..*n) of at most max boxes: merged with every box
+ * it comes within a few pixels of, and when the region is full, with the
+ * box it wastes the fewest pixels with.  Far apart changes stay apart.
+ */
+void	 capture_region_add(struct capture_box *v, int *n, int max,
+	    const struct capture_box *b);
 
 #endif

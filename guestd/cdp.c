@@ -25,14 +25,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "cdp.h"
 #include "err.h"
+#include "http-head.h"
 #include "json.h"
 #include "log.h"
 #include "loop.h"
+#include "queue-compat.h"
 #include "wsframe.h"
 #include "xmalloc.h"
 
@@ -47,7 +48,7 @@ struct cdp_call {
 	void			*arg;
 	struct loop_timer	*timer;
 	struct cdp		*c;
-	struct cdp_call		*next;
+	LIST_ENTRY(cdp_call)	 entry;	/* in c's calls until answered */
 };
 
 struct cdp {
@@ -64,7 +65,7 @@ struct cdp {
 	size_t			 msglen;
 	int			 inmsg;
 	uint64_t		 next_id;
-	struct cdp_call		*calls;
+	LIST_HEAD(, cdp_call)	 calls;
 	cdp_state_fn		 state_fn;
 	cdp_event_fn		 event_fn;
 	cdp_http_fn		 http_fn;
@@ -96,57 +97,11 @@ cdp_ws_parse(const uint8_t *p, size_t n, size_t max, struct cdp_frame *f)
 	return r;
 }
 
+/* The head parser is http-head's, with the DevTools head's cap. */
 int
 cdp_http_head(const char *p, size_t n, int *status, int64_t *clen)
 {
-	const char	*end, *line, *nl;
-	size_t		 i, headlen;
-	long long	 v;
-	char		*ep;
-
-	*status = 0;
-	*clen = -1;
-	end = NULL;
-	for (i = 0; i + 3 < n; i++) {
-		if (memcmp(p + i, "\r\n\r\n", 4) == 0) {
-			end = p + i;
-			break;
-		}
-	}
-	if (end == NULL)
-		return n > CDP_MAX_HTTP_HEAD ? ERR_TOO_LARGE : 0;
-	headlen = (size_t)(end - p) + 4;
-	if (headlen > CDP_MAX_HTTP_HEAD)
-		return ERR_TOO_LARGE;
-	if (end - p < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
-		return ERR_PROTOCOL;
-	if (p[9] < '1' || p[9] > '5' || p[10] < '0' || p[10] > '9' ||
-	    p[11] < '0' || p[11] > '9')
-		return ERR_PROTOCOL;
-	*status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
-	for (line = p; line < end; line = nl + 2) {
-		nl = memmem(line, (size_t)(end + 2 - line), "\r\n", 2);
-		if (nl == NULL)
-			break;
-		if ((size_t)(nl - line) > 15 &&
-		    strncasecmp(line, "Content-Length:", 15) == 0) {
-			char	num[24];
-			size_t	k = (size_t)(nl - line) - 15;
-
-			if (k >= sizeof num)
-				return ERR_PROTOCOL;
-			memcpy(num, line + 15, k);
-			num[k] = '\0';
-			errno = 0;
-			v = strtoll(num, &ep, 10);
-			while (*ep == ' ' || *ep == '\t')
-				ep++;
-			if (errno != 0 || v < 0 || *ep != '\0' || ep == num)
-				return ERR_PROTOCOL;
-			*clen = v;
-		}
-	}
-	return (int)headlen;
+	return http_head_parse(p, n, CDP_MAX_HTTP_HEAD, status, clen);
 }
 
 /* ---- lifetime ------------------------------------------------------------ */
@@ -181,8 +136,8 @@ cdp_fail_all(struct cdp *c, int code, const char *why)
 {
 	struct cdp_call	*k;
 
-	while ((k = c->calls) != NULL) {
-		c->calls = k->next;
+	while ((k = LIST_FIRST(&c->calls)) != NULL) {
+		LIST_REMOVE(k, entry);
 		loop_timer_cancel(k->timer);
 		k->timer = NULL;
 		if (k->fn != NULL)
@@ -236,24 +191,13 @@ cdp_free(struct cdp *c)
 static int
 cdp_flush(struct cdp *c)
 {
-	ssize_t	n;
+	int	r;
 
-	while (c->outoff < c->outlen) {
-		n = write(loop_fd_get(c->lf), c->out + c->outoff,
-		    c->outlen - c->outoff);
-		if (n > 0) {
-			c->outoff += (size_t)n;
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			loop_fd_want_write(c->lf);
-			return 0;
-		}
+	r = loop_fd_write_pending(c->lf, c->out, c->outlen, &c->outoff);
+	if (r < 0)
 		return ERR_CONNECT;
-	}
-	c->outoff = c->outlen = 0;
+	if (r > 0)
+		c->outoff = c->outlen = 0;
 	return 0;
 }
 
@@ -370,7 +314,7 @@ cdp_send_request(struct cdp *c)
 static void
 cdp_dispatch(struct cdp *c, const char *s, size_t n)
 {
-	struct cdp_call	*k, **pp;
+	struct cdp_call	*k;
 	json_t		*j, *v, *err;
 	const char	*method, *session, *msg;
 	char		 e[JSONX_ERRLEN];
@@ -386,12 +330,12 @@ cdp_dispatch(struct cdp *c, const char *s, size_t n)
 	v = json_object_get(j, "id");
 	if (json_is_integer(v)) {
 		id = json_integer_value(v);
-		for (pp = &c->calls; (k = *pp) != NULL; pp = &k->next) {
+		LIST_FOREACH(k, &c->calls, entry) {
 			if ((json_int_t)k->id == id)
 				break;
 		}
 		if (k != NULL) {
-			*pp = k->next;
+			LIST_REMOVE(k, entry);
 			err = json_object_get(j, "error");
 			if (err != NULL) {
 				msg = json_string_value(json_object_get(err,
@@ -625,16 +569,12 @@ cdp_open(int port, const char *path, cdp_state_fn state, cdp_event_fn event,
 static void
 cdp_call_timeout(void *arg)
 {
-	struct cdp_call	*k = arg, **pp;
+	struct cdp_call	*k = arg;
 	struct cdp	*c = k->c;
 
+	/* Armed only while k is linked: every unlink cancels it. */
 	k->timer = NULL;
-	for (pp = &c->calls; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == k) {
-			*pp = k->next;
-			break;
-		}
-	}
+	LIST_REMOVE(k, entry);
 	c->busy++;
 	k->fn(k->arg, ERR_CDP, NULL, "(the browser did not answer in time)");
 	free(k);
@@ -681,8 +621,7 @@ cdp_call(struct cdp *c, const char *session, const char *method,
 	k->c = c;
 	k->timer = loop_timer_add(timeout_ms > 0 ? timeout_ms :
 	    CDP_CALL_TIMEOUT_MS, cdp_call_timeout, k);
-	k->next = c->calls;
-	c->calls = k;
+	LIST_INSERT_HEAD(&c->calls, k, entry);
 	r = 0;
 out:
 	free(s);
@@ -692,17 +631,15 @@ out:
 void
 cdp_forget(struct cdp *c, void *arg)
 {
-	struct cdp_call	*k, **pp;
+	struct cdp_call	*k, *next;
 
 	if (c == NULL)
 		return;
-	pp = &c->calls;
-	while ((k = *pp) != NULL) {
+	LIST_FOREACH_SAFE(k, &c->calls, entry, next) {
 		if (k->arg == arg) {
-			*pp = k->next;
+			LIST_REMOVE(k, entry);
 			cdp_call_free(k);
-		} else
-			pp = &k->next;
+		}
 	}
 }
 

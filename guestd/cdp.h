@@ -1,5 +1,6 @@
 /*
- * A Chrome DevTools Protocol client on guestd's one loop (SPEC G-22, G-24).
+ * A Chrome DevTools Protocol client on guestd's one loop
+ * (doc/DESIGN.md G-22, G-24).
  *
  * Transport: a loopback TCP socket adopted into the loop (loop.h), spoken
  * as HTTP/1.1 for discovery (GET /json/version, /json/list) and as a

@@ -1,5 +1,5 @@
 /*
- * The control channel (SPEC G-31): one websocket at /control per
+ * The control channel (doc/DESIGN.md G-31): one websocket at /control per
  * controller, authenticated with the per-computer bearer secret.
  *
  * Everything a peer sends is bounded here before anyone parses it: text
@@ -34,6 +34,7 @@
 #include "log.h"
 #include "path.h"
 #include "proto.h"
+#include "queue-compat.h"
 #include "redact.h"
 #include "token.h"
 #include "xmalloc.h"
@@ -50,7 +51,7 @@
 #define CONTROL_MAX_STREAMS	128
 
 struct control_out {
-	struct control_out	*next;
+	STAILQ_ENTRY(control_out) entry;
 	size_t			 len;
 	int			 binary;
 	unsigned char		 data[];	/* LWS_PRE + len */
@@ -71,12 +72,12 @@ struct control_conn {
 	lws_sorted_usec_list_t	 rx_retry;
 
 	/* outbound queue */
-	struct control_out	*out_head, *out_tail;
+	STAILQ_HEAD(, control_out) outq;
 	size_t			 out_bytes;
 
-	struct control_stream	*streams;
+	LIST_HEAD(, control_stream) streams;
 	unsigned		 nstreams;
-	struct control_conn	*next;
+	LIST_ENTRY(control_conn) entry;
 };
 
 /*
@@ -96,7 +97,8 @@ static char			 control_secret[SECRET_MAX + 1];
 static size_t			 control_secret_len;
 static const struct control_op	*control_ops;
 static size_t			 control_nops;
-static struct control_conn	*control_conns;
+static LIST_HEAD(, control_conn) control_conns =
+    LIST_HEAD_INITIALIZER(control_conns);
 static unsigned			 control_nconns;
 static struct control_fence	*control_fences;
 static size_t			 control_nfences;
@@ -143,7 +145,7 @@ control_close_all(void)
 {
 	struct control_conn	*c;
 
-	for (c = control_conns; c != NULL; c = c->next) {
+	LIST_FOREACH(c, &control_conns, entry) {
 		c->closing = 1;
 		lws_set_timeout(c->wsi, PENDING_TIMEOUT_KILLED_BY_PARENT,
 		    LWS_TO_KILL_ASYNC);
@@ -200,18 +202,13 @@ control_queue(struct control_conn *c, const void *hdr, size_t hlen,
 	if (c->closing)
 		return ERR_PEER_GONE;
 	o = xmalloc(sizeof *o + LWS_PRE + hlen + n);
-	o->next = NULL;
 	o->len = hlen + n;
 	o->binary = binary;
 	if (hlen > 0)
 		memcpy(o->data + LWS_PRE, hdr, hlen);
 	if (n > 0)
 		memcpy(o->data + LWS_PRE + hlen, p, n);
-	if (c->out_tail != NULL)
-		c->out_tail->next = o;
-	else
-		c->out_head = o;
-	c->out_tail = o;
+	STAILQ_INSERT_TAIL(&c->outq, o, entry);
 	c->out_bytes += o->len;
 	lws_callback_on_writable(c->wsi);
 	return 0;
@@ -304,7 +301,7 @@ control_broadcast(const char *name, json_t *body)
 {
 	struct control_conn	*c;
 
-	for (c = control_conns; c != NULL; c = c->next) {
+	LIST_FOREACH(c, &control_conns, entry) {
 		/* Diagnostics are dropped, never queued without bound. */
 		if (c->hello && !c->closing && !control_out_full(c))
 			control_event(c, name, 0, json_deep_copy(body));
@@ -348,8 +345,8 @@ control_resume_streams(struct control_conn *c)
 {
 	struct control_stream	*s, *next;
 
-	for (s = c->streams; s != NULL; s = next) {
-		next = s->next;	/* resume() may detach s */
+	LIST_FOREACH_SAFE(s, &c->streams, entry, next) {
+		/* resume() may detach s */
 		if (s->paused) {
 			s->paused = 0;
 			if (s->ops->resume != NULL)
@@ -363,7 +360,7 @@ control_resume_streams(struct control_conn *c)
 static int
 control_write_one(struct control_conn *c)
 {
-	struct control_out	*o = c->out_head;
+	struct control_out	*o = STAILQ_FIRST(&c->outq);
 	int			 n;
 
 	if (o == NULL)
@@ -373,9 +370,7 @@ control_write_one(struct control_conn *c)
 	if (n < 0)
 		return -1;
 	/* lws keeps any unsent tail itself and holds off WRITEABLE. */
-	c->out_head = o->next;
-	if (c->out_head == NULL)
-		c->out_tail = NULL;
+	STAILQ_REMOVE_HEAD(&c->outq, entry);
 	c->out_bytes -= o->len;
 	free(o);
 	if (c->out_bytes < CONTROL_OUT_LOW)
@@ -384,7 +379,7 @@ control_write_one(struct control_conn *c)
 		c->rx_out_paused = 0;
 		control_rx_update(c);
 	}
-	if (c->out_head != NULL)
+	if (!STAILQ_EMPTY(&c->outq))
 		lws_callback_on_writable(c->wsi);
 	return 0;
 }
@@ -399,27 +394,19 @@ control_stream_attach(struct control_conn *c, struct control_stream *s,
 	s->id = id;
 	s->ops = ops;
 	s->paused = 0;
-	s->next = c->streams;
-	c->streams = s;
+	LIST_INSERT_HEAD(&c->streams, s, entry);
 	c->nstreams++;
 }
 
 void
 control_stream_detach(struct control_stream *s)
 {
-	struct control_stream	**pp;
-
+	/* conn says whether s is linked: set by attach, cleared here. */
 	if (s->conn == NULL)
 		return;
-	for (pp = &s->conn->streams; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == s) {
-			*pp = s->next;
-			s->conn->nstreams--;
-			break;
-		}
-	}
+	LIST_REMOVE(s, entry);
+	s->conn->nstreams--;
 	s->conn = NULL;
-	s->next = NULL;
 }
 
 void
@@ -427,7 +414,7 @@ control_stream_pause(struct control_stream *s)
 {
 	s->paused = 1;
 	/* Already drained meanwhile?  Then resume on the next turn. */
-	if (s->conn != NULL && s->conn->out_head == NULL)
+	if (s->conn != NULL && STAILQ_EMPTY(&s->conn->outq))
 		lws_callback_on_writable(s->conn->wsi);
 }
 
@@ -436,7 +423,7 @@ control_stream_find(struct control_conn *c, uint32_t id)
 {
 	struct control_stream	*s;
 
-	for (s = c->streams; s != NULL; s = s->next) {
+	LIST_FOREACH(s, &c->streams, entry) {
 		if (s->id == id)
 			return s;
 	}
@@ -719,9 +706,9 @@ control_conn_new(struct lws *wsi)
 	c = xcalloc(1, sizeof *c);
 	c->wsi = wsi;
 	buf_init(&c->rx, PROTO_MAX_BINARY);
+	STAILQ_INIT(&c->outq);
 	lws_get_peer_simple(wsi, c->peer, sizeof c->peer);
-	c->next = control_conns;
-	control_conns = c;
+	LIST_INSERT_HEAD(&control_conns, c, entry);
 	control_nconns++;
 	return c;
 }
@@ -729,29 +716,23 @@ control_conn_new(struct lws *wsi)
 static void
 control_conn_free(struct control_conn *c)
 {
-	struct control_conn	**pp;
 	struct control_stream	*s;
 	struct control_out	*o;
 
 	c->closing = 1;
 	lws_sul_cancel(&c->rx_retry);
-	while ((s = c->streams) != NULL) {
+	while ((s = LIST_FIRST(&c->streams)) != NULL) {
 		control_stream_detach(s);
 		s->conn = NULL;
 		if (s->ops->abort != NULL)
 			s->ops->abort(s);
 	}
-	while ((o = c->out_head) != NULL) {
-		c->out_head = o->next;
+	while ((o = STAILQ_FIRST(&c->outq)) != NULL) {
+		STAILQ_REMOVE_HEAD(&c->outq, entry);
 		free(o);
 	}
 	buf_free(&c->rx);
-	for (pp = &control_conns; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	}
+	LIST_REMOVE(c, entry);
 	control_nconns--;
 	free(c);
 }
@@ -794,9 +775,9 @@ control_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		if ((c = *pc) == NULL)
 			return 0;
-		if (c->closing && c->out_head == NULL)
+		if (c->closing && STAILQ_EMPTY(&c->outq))
 			return -1;
-		if (c->out_head == NULL) {
+		if (STAILQ_EMPTY(&c->outq)) {
 			/* A pause raced with the drain: wake paused streams. */
 			if (c->out_bytes < CONTROL_OUT_LOW)
 				control_resume_streams(c);

@@ -1,8 +1,8 @@
 /*
- * The control channel (SPEC G-31): the /control websocket the controller
- * speaks to.  control.c authenticates, reassembles messages under hard caps,
- * dispatches requests to the op table, queues replies, events and binary
- * frames, and applies backpressure:
+ * The control channel (doc/DESIGN.md G-31): the /control websocket the
+ * controller speaks to.  control.c authenticates, reassembles messages
+ * under hard caps, dispatches requests to the op table, queues replies,
+ * events and binary frames, and applies backpressure:
  *
  *   outbound: producers check control_out_full() and, when it says so,
  *     register with control_stream_pause(); the stream's resume() is called
@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
+
+#include "queue-compat.h"
 
 struct lws_protocols;
 struct control_conn;
@@ -49,7 +51,7 @@ struct control_stream {
 	struct control_conn		*conn;
 	uint32_t			 id;
 	int				 paused;
-	struct control_stream		*next;
+	LIST_ENTRY(control_stream)	 entry;	/* in conn's, while conn set */
 };
 
 /* An op handler: reply now or later.  Return 0 when it has replied or

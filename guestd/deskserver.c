@@ -1,5 +1,5 @@
 /*
- * The drop-in /v1/desktop control server (SPEC G-33).
+ * The drop-in /v1/desktop control server (doc/DESIGN.md G-33).
  *
  * Today's images run a small HTTP server that spawns xdotool once per
  * step and grabs the screen with another process; controllers written for
@@ -39,6 +39,7 @@
 #include <libwebsockets.h>
 
 #include "vocab.h"
+#include "base64.h"
 #include "capture.h"
 #include "deskserver.h"
 #include "display.h"
@@ -50,6 +51,7 @@
 #include "log.h"
 #include "loop.h"
 #include "observe.h"
+#include "queue-compat.h"
 #include "token.h"
 #include "xmalloc.h"
 
@@ -1000,14 +1002,15 @@ struct deskserver_job {
 	struct xtest_exec	*ex;
 	struct loop_timer	*timer;
 	int			 settling;
-	struct deskserver_job	*next;
+	LIST_ENTRY(deskserver_job) entry;	/* linked from creation */
 };
 
 static char			 deskserver_secret[SECRET_MAX + 1];
 static size_t			 deskserver_secret_len;
 static struct lws_vhost		*deskserver_vh;
 static int			 deskserver_port_bound;
-static struct deskserver_job	*deskserver_jobs;
+static LIST_HEAD(, deskserver_job) deskserver_jobs =
+    LIST_HEAD_INITIALIZER(deskserver_jobs);
 static uint64_t			 deskserver_seq;
 
 void
@@ -1112,15 +1115,10 @@ static void	deskserver_job_begin(struct deskserver_job *);
 static void
 deskserver_job_free(struct deskserver_job *j)
 {
-	struct deskserver_job	**pp;
 	struct display		 *d;
 	int			  slot, queued;
 
-	for (pp = &deskserver_jobs; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == j) {
-			*pp = j->next;
-			break;
-		}
+	LIST_REMOVE(j, entry);
 
 	loop_timer_cancel(j->timer);
 	if (j->child != NULL) {
@@ -1318,11 +1316,10 @@ deskserver_observation(struct capture *cap, uint64_t frame0, int *code)
 
 	capture_sync(cap);
 	px = capture_pixels(cap, &w, &h, &stride);
-	if ((*code = observe_encode_png(px, w, h, stride, &png,
+	if ((*code = observe_encode_png(px, w, h, stride, 1, &png,
 	    &pnglen)) != 0)
 		return NULL;
-	b64 = xmalloc(4 * ((pnglen + 2) / 3) + 1);
-	observe_base64(png, pnglen, b64);
+	b64 = base64_encode_new(png, pnglen);
 	free(png);
 	(void)capture_cursor(cap, &cx, &cy);
 	capture_damage_since(cap, frame0, &box);
@@ -1696,7 +1693,7 @@ deskserver_job_running(int slot, uint64_t gen)
 {
 	struct deskserver_job	*j;
 
-	for (j = deskserver_jobs; j != NULL; j = j->next)
+	LIST_FOREACH(j, &deskserver_jobs, entry)
 		if (j->slot == slot && j->gen == gen && !j->queued)
 			return 1;
 	return 0;
@@ -1708,7 +1705,7 @@ deskserver_queue_len(int slot)
 	struct deskserver_job	*j;
 	size_t			 n = 0;
 
-	for (j = deskserver_jobs; j != NULL; j = j->next)
+	LIST_FOREACH(j, &deskserver_jobs, entry)
 		if (j->slot == slot && j->queued)
 			n++;
 	return n;
@@ -1737,7 +1734,7 @@ deskserver_kick(int slot)
 {
 	struct deskserver_job	*j, *first = NULL;
 
-	for (j = deskserver_jobs; j != NULL; j = j->next)
+	LIST_FOREACH(j, &deskserver_jobs, entry)
 		if (j->slot == slot && j->queued &&
 		    (first == NULL || j->seq < first->seq))
 			first = j;
@@ -1866,8 +1863,7 @@ deskserver_request(struct deskserver_conn *c)
 	j->settle_ms = (int)settle;
 	j->queued = 1;
 	j->seq = ++deskserver_seq;
-	j->next = deskserver_jobs;
-	deskserver_jobs = j;
+	LIST_INSERT_HEAD(&deskserver_jobs, j, entry);
 	c->job = j;
 	j->timer = loop_timer_add(DESKSERVER_QUEUE_MS, deskserver_queue_timeout, j);
 	deskserver_kick(slot);
@@ -2109,19 +2105,8 @@ static struct lws_protocols deskserver_protocols[] = {
 int
 deskserver_start(struct lws_context *ctx, const char *host, int port)
 {
-	struct lws_context_creation_info	info;
-
-	memset(&info, 0, sizeof info);
-	info.port = port;
-	info.iface = host;
-	info.protocols = deskserver_protocols;
-	info.vhost_name = "compat";
-	info.gid = -1;
-	info.uid = -1;
-	/* lws ignores an IPv4 iface while IPv6 is on (MACHINE-NOTES). */
-	if (strchr(host, ':') == NULL)
-		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-	if ((deskserver_vh = lws_create_vhost(ctx, &info)) == NULL)
+	if ((deskserver_vh = loop_listen(ctx, "compat", host, port,
+	    deskserver_protocols)) == NULL)
 		return ERR_CONNECT;
 	deskserver_port_bound = lws_get_vhost_listen_port(deskserver_vh);
 	log_info("compat.listening", "addr=%s port=%d", host,

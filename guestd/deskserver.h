@@ -1,6 +1,6 @@
 /*
- * The drop-in control server of today's images (SPEC G-33): a third lws
- * vhost in guestd's one context and loop, off unless --compat ADDR:PORT
+ * The drop-in control server of today's images (doc/DESIGN.md G-33): a third
+ * lws vhost in guestd's one context and loop, off unless --compat ADDR:PORT
  * is given (the conventional port is 7070; only the given address is
  * bound).  It is not a control op: nothing is added to the op table.
  *

@@ -1,5 +1,5 @@
 /*
- * Desktops: one Xvfb per active bot (SPEC G-1 ... G-5).
+ * Desktops: one Xvfb per active bot (doc/DESIGN.md G-1 ... G-5).
  *
  * A display goes STARTING -> READY -> CLOSING -> gone.  Readiness needs no
  * polling: Xvfb gets "-displayfd 3" and writes its display number to our
@@ -40,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "capture.h"
 #include "control.h"
 #include "display.h"
@@ -48,6 +49,7 @@
 #include "log.h"
 #include "loop.h"
 #include "path.h"
+#include "queue-compat.h"
 #include "xmalloc.h"
 
 #define DISPLAY_COOKIE_LEN	16
@@ -71,7 +73,7 @@ struct display_waiter {
 	int			 closing;	/* a close, not an open */
 	display_open_cb		 cb;	/* an internal opener (browser.c) */
 	void			*cbarg;
-	struct display_waiter	*next;
+	LIST_ENTRY(display_waiter) entry;	/* in its display's waiters */
 };
 
 struct display {
@@ -96,21 +98,23 @@ struct display {
 	int			 controlled;
 	int			 crashed;	/* died while not closing */
 	int			 tries;		/* starts so far */
-	struct display_waiter	*waiters;
+	LIST_HEAD(, display_waiter) waiters;
 	int			 hooked;	/* ready hook ran, closing not */
 	uint64_t		 gen;		/* unique for guestd's life */
 	const void		*input_owner;	/* display_input_claim */
-	struct display		*next;
+	LIST_ENTRY(display)	 entry;		/* linked once it has a slot */
 };
 
 struct display_sub {
 	struct control_stream	 s;
-	struct display_sub	*next;
+	LIST_ENTRY(display_sub)	 entry;
 };
 
-static struct display		*display_list;
+static LIST_HEAD(, display)	 display_list =
+    LIST_HEAD_INITIALIZER(display_list);
 static uint64_t			 display_gen_next;
-static struct display_sub	*display_subs;
+static LIST_HEAD(, display_sub)	 display_subs =
+    LIST_HEAD_INITIALIZER(display_subs);
 static int			 display_inited;
 static char			 display_rundir[PATH_MAX];
 static int64_t			 display_first = 1;
@@ -241,13 +245,11 @@ display_init(void)
 static void
 display_sub_abort(struct control_stream *s)
 {
-	struct display_sub	**pp;
+	struct display_sub	*sub;
 
-	for (pp = &display_subs; *pp != NULL; pp = &(*pp)->next) {
-		if (&(*pp)->s == s) {
-			struct display_sub *sub = *pp;
-
-			*pp = sub->next;
+	LIST_FOREACH(sub, &display_subs, entry) {
+		if (&sub->s == s) {
+			LIST_REMOVE(sub, entry);
 			free(sub);
 			return;
 		}
@@ -263,14 +265,13 @@ display_subscribe(struct control_conn *c)
 {
 	struct display_sub	*sub;
 
-	for (sub = display_subs; sub != NULL; sub = sub->next) {
+	LIST_FOREACH(sub, &display_subs, entry) {
 		if (sub->s.conn == c)
 			return;
 	}
 	sub = xcalloc(1, sizeof *sub);
 	control_stream_attach(c, &sub->s, 0, &display_sub_ops);
-	sub->next = display_subs;
-	display_subs = sub;
+	LIST_INSERT_HEAD(&display_subs, sub, entry);
 }
 
 static void
@@ -278,7 +279,7 @@ display_broadcast(const char *name, json_t *body)
 {
 	struct display_sub	*sub;
 
-	for (sub = display_subs; sub != NULL; sub = sub->next) {
+	LIST_FOREACH(sub, &display_subs, entry) {
 		if (sub->s.conn != NULL)
 			control_event(sub->s.conn, name, 0,
 			    json_deep_copy(body));
@@ -286,25 +287,13 @@ display_broadcast(const char *name, json_t *body)
 	json_decref(body);
 }
 
-static void
-display_waiter_unlink(struct display_waiter *w)
-{
-	struct display_waiter	**pp;
-
-	for (pp = &w->d->waiters; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == w) {
-			*pp = w->next;
-			return;
-		}
-	}
-}
-
+/* Only a linked waiter has a stream: display_wake detaches first. */
 static void
 display_waiter_abort(struct control_stream *s)
 {
 	struct display_waiter	*w = (struct display_waiter *)s;
 
-	display_waiter_unlink(w);
+	LIST_REMOVE(w, entry);
 	free(w);
 }
 
@@ -322,8 +311,7 @@ display_wait(struct display *d, struct control_conn *c, uint32_t id,
 	w->d = d;
 	w->closing = closing;
 	control_stream_attach(c, &w->s, id, &display_waiter_ops);
-	w->next = d->waiters;
-	d->waiters = w;
+	LIST_INSERT_HEAD(&d->waiters, w, entry);
 }
 
 static json_t *
@@ -345,18 +333,25 @@ display_info(const struct display *d, int created)
 static void
 display_wake(struct display *d, int closing, int code, const char *why)
 {
-	struct display_waiter	*w, **pp;
+	struct display_waiter	*w, *prev = NULL;
 	struct control_conn	*c;
 	char			 name[16];
 
 	snprintf(name, sizeof name, ":%d", d->slot);
-	pp = &d->waiters;
-	while ((w = *pp) != NULL) {
+	/*
+	 * Not LIST_FOREACH_SAFE: a callback may add or drop waiters, so the
+	 * next one is read after it, from the last waiter kept (prev).
+	 */
+	for (;;) {
+		w = prev == NULL ? LIST_FIRST(&d->waiters) :
+		    LIST_NEXT(prev, entry);
+		if (w == NULL)
+			break;
 		if (w->closing != closing) {
-			pp = &w->next;
+			prev = w;
 			continue;
 		}
-		*pp = w->next;
+		LIST_REMOVE(w, entry);
 		if (w->cb != NULL) {
 			w->cb(code == 0 ? d : NULL, code, w->cbarg);
 			free(w);
@@ -455,7 +450,7 @@ display_pick_slot(void)
 
 	for (n = (int)display_first; n < display_first + DISPLAY_MAX_SLOTS;
 	    n++) {
-		for (d = display_list; d != NULL; d = d->next) {
+		LIST_FOREACH(d, &display_list, entry) {
 			if (d->slot == n)
 				break;
 		}
@@ -468,8 +463,7 @@ display_pick_slot(void)
 static void
 display_put16(unsigned char **p, size_t v)
 {
-	(*p)[0] = (unsigned char)(v >> 8);
-	(*p)[1] = (unsigned char)v;
+	bytes_put_be16(*p, (uint16_t)v);
 	*p += 2;
 }
 
@@ -766,17 +760,10 @@ display_wm_stop(struct display *d)
 static void
 display_free(struct display *d)
 {
-	struct display	**pp;
-
 	display_run_closing_hook(d);
 	display_wm_stop(d);
 
-	for (pp = &display_list; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == d) {
-			*pp = d->next;
-			break;
-		}
-	}
+	LIST_REMOVE(d, entry);
 	capture_free(d->cap);
 	loop_fd_close(d->readyfd);
 	loop_timer_cancel(d->kill_timer);
@@ -858,7 +845,7 @@ display_child_cb(pid_t pid, int status, void *arg)
 	(void)pid;
 	d->pid = 0;
 	if (d->state == DISPLAY_STARTING && d->tries < DISPLAY_START_TRIES &&
-	    d->waiters != NULL && display_restart(d) == 0)
+	    !LIST_EMPTY(&d->waiters) && display_restart(d) == 0)
 		return;
 	snprintf(name, sizeof name, ":%d", d->slot);
 	log_info("display.exited", "bot=%s slot=%d status=%d closing=%d",
@@ -1040,7 +1027,7 @@ display_lookup(const char *bot)
 {
 	struct display	*d;
 
-	for (d = display_list; d != NULL; d = d->next) {
+	LIST_FOREACH(d, &display_list, entry) {
 		if (d->state != DISPLAY_CLOSING && strcmp(d->bot, bot) == 0)
 			return d;
 	}
@@ -1053,7 +1040,7 @@ display_count(void)
 	struct display	*d;
 	unsigned	 n = 0;
 
-	for (d = display_list; d != NULL; d = d->next) {
+	LIST_FOREACH(d, &display_list, entry) {
 		if (d->state != DISPLAY_CLOSING)
 			n++;
 	}
@@ -1067,9 +1054,9 @@ display_victim(void)
 	struct display	*d, *best = NULL;
 	uint64_t	 now = loop_now_ms();
 
-	for (d = display_list; d != NULL; d = d->next) {
+	LIST_FOREACH(d, &display_list, entry) {
 		if (d->state != DISPLAY_READY || d->controlled ||
-		    d->waiters != NULL ||
+		    !LIST_EMPTY(&d->waiters) ||
 		    now - d->used_ms < (uint64_t)display_idle_ms)
 			continue;
 		if (best == NULL || d->used_ms < best->used_ms)
@@ -1183,8 +1170,7 @@ display_op_open(struct control_conn *c, uint32_t id, json_t *args,
 		snprintf(detail, detaillen, "(no free display slot)");
 		return ERR_MULTI_SCREEN_UNAVAILABLE;
 	}
-	d->next = display_list;
-	display_list = d;
+	LIST_INSERT_HEAD(&display_list, d, entry);
 	if ((r = display_write_auth(d)) != 0) {
 		display_free(d);
 		return r;
@@ -1244,7 +1230,7 @@ display_op_list(struct control_conn *c, uint32_t id, json_t *args,
 	display_init();
 	display_subscribe(c);
 	arr = json_array();
-	for (d = display_list; d != NULL; d = d->next) {
+	LIST_FOREACH(d, &display_list, entry) {
 		one = display_info(d, 0);
 		json_object_del(one, "created");
 		json_object_set_new(one, "state",
@@ -1333,7 +1319,7 @@ display_shutdown(void)
 	struct display	*d;
 	char		 path[PATH_MAX + 8];
 
-	for (d = display_list; d != NULL; d = d->next) {
+	LIST_FOREACH(d, &display_list, entry) {
 		if (d->wm_pid > 0)
 			kill(-d->wm_pid, SIGTERM);
 		if (d->pid > 0)
@@ -1354,7 +1340,7 @@ display_find_slot(int slot)
 {
 	struct display	*d;
 
-	for (d = display_list; d != NULL; d = d->next) {
+	LIST_FOREACH(d, &display_list, entry) {
 		if (d->slot == slot && d->state == DISPLAY_READY &&
 		    d->cap != NULL)
 			return d;
@@ -1400,8 +1386,7 @@ display_open_notify(const char *bot, display_open_cb cb, void *arg)
 			free(d);
 			return ERR_MULTI_SCREEN_UNAVAILABLE;
 		}
-		d->next = display_list;
-		display_list = d;
+		LIST_INSERT_HEAD(&display_list, d, entry);
 		if ((r = display_write_auth(d)) != 0) {
 			display_free(d);
 			return r;
@@ -1416,7 +1401,6 @@ display_open_notify(const char *bot, display_open_cb cb, void *arg)
 	w->d = d;
 	w->cb = cb;
 	w->cbarg = arg;
-	w->next = d->waiters;
-	d->waiters = w;
+	LIST_INSERT_HEAD(&d->waiters, w, entry);
 	return 0;
 }

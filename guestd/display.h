@@ -1,6 +1,6 @@
 /*
- * Desktops (SPEC G-1 ... G-5): one lazily started Xvfb per active bot on a
- * recycled display slot :N, each with its own MIT-MAGIC-COOKIE-1 file and
+ * Desktops (doc/DESIGN.md G-1 ... G-5): one lazily started Xvfb per active bot
+ * on a recycled display slot :N, each with its own MIT-MAGIC-COOKIE-1 file and
  * its own damage capture (capture.h).
  *
  *  display.open  {bot, width?, height?, depth?}  (mutating: fence)

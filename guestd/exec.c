@@ -1,6 +1,6 @@
 /*
- * Commands (SPEC G-26, X-1, X-4, X-5).  exec spawns "bash -c COMMAND" as the
- * workspace user (guestd already runs as that user) in a session of its
+ * Commands (doc/DESIGN.md G-26, X-1, X-4, X-5).  exec spawns "bash -c COMMAND"
+ * as the workspace user (guestd already runs as that user) in a session of its
  * own, so its process group can be signalled as a whole.  The child gets a
  * clean environment and its cwd through fchdir() on a directory opened
  * beneath the workspace root, so a symlink swapped in later cannot move it.
@@ -42,6 +42,7 @@
 #include "loop.h"
 #include "path.h"
 #include "proto.h"
+#include "queue-compat.h"
 #include "redact.h"
 #include "xmalloc.h"
 
@@ -100,7 +101,6 @@ struct exec {
 	struct loop_timer	*timeout_t;
 	struct loop_timer	*kill_t;	/* SIGKILL after the grace */
 	struct loop_timer	*poll_t;	/* group-gone polling */
-	struct loop_timer	*in_t;		/* stdin write re-arm */
 	uint64_t		 started_ms;
 	uint64_t		 ended_ms;
 	uint64_t		 killed_ms;	/* when SIGKILL went out; 0 none */
@@ -112,7 +112,7 @@ struct exec {
 
 	uint32_t		 cancel_id;	/* pending exec.cancel; 0 none */
 
-	struct exec		*next;
+	LIST_ENTRY(exec)	 entry;		/* linked from exec_new on */
 };
 
 /* Arguments of one exec request, borrowed from the request JSON. */
@@ -129,7 +129,7 @@ struct exec_args {
 	int		 has_in;
 };
 
-static struct exec	*exec_list;
+static LIST_HEAD(, exec) exec_list = LIST_HEAD_INITIALIZER(exec_list);
 static uint8_t		 exec_rbuf[EXEC_READ_CHUNK];
 
 static void	exec_read(struct exec_out *, int);
@@ -151,23 +151,10 @@ exec_running(void)
 	struct exec	*e;
 	unsigned	 n = 0;
 
-	for (e = exec_list; e != NULL; e = e->next)
+	LIST_FOREACH(e, &exec_list, entry)
 		if (e->state != EXEC_DONE)
 			n++;
 	return n;
-}
-
-static void
-exec_unlink(struct exec *e)
-{
-	struct exec	**pp;
-
-	for (pp = &exec_list; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == e) {
-			*pp = e->next;
-			return;
-		}
-	}
 }
 
 /* Release fds and timers; the struct itself stays. */
@@ -188,8 +175,7 @@ exec_release(struct exec *e)
 	loop_timer_cancel(e->timeout_t);
 	loop_timer_cancel(e->kill_t);
 	loop_timer_cancel(e->poll_t);
-	loop_timer_cancel(e->in_t);
-	e->timeout_t = e->kill_t = e->poll_t = e->in_t = NULL;
+	e->timeout_t = e->kill_t = e->poll_t = NULL;
 }
 
 static void
@@ -198,7 +184,7 @@ exec_free(struct exec *e)
 	if (e == NULL)
 		return;
 	exec_release(e);
-	exec_unlink(e);
+	LIST_REMOVE(e, entry);
 	free(e);
 }
 
@@ -592,51 +578,26 @@ exec_out_cb(struct loop_fd *lf, int events, void *arg)
 		exec_advance(e);
 }
 
-static void
-exec_in_rearm(void *arg)
-{
-	struct exec	*e = arg;
-
-	e->in_t = NULL;
-	loop_fd_want_write(e->in_lf);
-}
-
 /*
- * lws drops POLLOUT on a raw file after its writeable callback returns, so
- * asking again from inside that callback is lost: ask from the next turn.
+ * The child's stdin: write what is left of the request's bytes, then close
+ * the pipe so the child reads EOF.
  */
-static void
-exec_in_again(struct exec *e)
-{
-	if (e->in_t == NULL)
-		e->in_t = loop_timer_add(0, exec_in_rearm, e);
-}
-
 static void
 exec_in_cb(struct loop_fd *lf, int events, void *arg)
 {
 	struct exec	*e = arg;
-	ssize_t		 n;
-	int		 saved;
 
 	if (events & LOOP_HUP) {
 		e->in_lf = NULL;	/* the loop closes it */
 		return;
 	}
-	/* main.c ignores SIGPIPE: a reader gone away is just EPIPE here. */
-	n = write(loop_fd_get(lf), e->in_data + e->in_off,
-	    e->in_len - e->in_off);
-	saved = errno;
-	if (n < 0 && (saved == EAGAIN || saved == EINTR)) {
-		exec_in_again(e);
+	/*
+	 * 0: the pipe is full and writability is asked for.  Otherwise all
+	 * of it went, or the reader is gone (main.c ignores SIGPIPE: that is
+	 * just EPIPE here); either way the pipe is done.
+	 */
+	if (loop_fd_write_pending(lf, e->in_data, e->in_len, &e->in_off) == 0)
 		return;
-	}
-	if (n > 0)
-		e->in_off += (size_t)n;
-	if (n > 0 && e->in_off < e->in_len) {
-		exec_in_again(e);
-		return;
-	}
 	loop_fd_close(lf);
 	e->in_lf = NULL;
 	free(e->in_data);
@@ -1086,6 +1047,8 @@ exec_new(struct control_conn *c, uint32_t id, const struct exec_args *a)
 		e->out[i].channel = i == 0 ? PROTO_CH_STDOUT : PROTO_CH_STDERR;
 		buf_init(&e->out[i].keep, e->limit);
 	}
+	/* Linked at once, so exec_free can always unlink it. */
+	LIST_INSERT_HEAD(&exec_list, e, entry);
 	return e;
 }
 
@@ -1160,8 +1123,6 @@ exec_op_run(struct control_conn *c, uint32_t id, json_t *args, char *detail,
 		exec_free(e);
 		return ERR_INTERNAL;
 	}
-	e->next = exec_list;
-	exec_list = e;
 	control_stream_attach(c, &e->s, id, &exec_stream_ops);
 	exec_log_start(e, &a);
 	control_event(c, "exec.started", id, json_pack("{s:i}", "pid",
@@ -1205,7 +1166,7 @@ exec_op_cancel(struct control_conn *c, uint32_t id, json_t *args,
 		snprintf(detail, detaillen, "%s", err);
 		return r;
 	}
-	for (e = exec_list; e != NULL; e = e->next)
+	LIST_FOREACH(e, &exec_list, entry)
 		if (e->conn == c && e->id == (uint32_t)target &&
 		    e->state != EXEC_DONE)
 			break;

@@ -1,6 +1,6 @@
 /*
- * Commands (SPEC G-26): exec runs "bash -c" as the workspace user in its
- * own process group, cwd bots/<bot>/ by default, with env, timeout, output
+ * Commands (doc/DESIGN.md G-26): exec runs "bash -c" as the workspace user in
+ * its own process group, cwd bots/<bot>/ by default, with env, timeout, output
  * cap, optional stdin and optional streaming of output as binary frames.
  * exec.cancel kills the whole group and confirms it, or answers
  * EXEC_MAY_BE_RUNNING.  Commands die with the connection that started them.

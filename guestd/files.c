@@ -1,5 +1,5 @@
 /*
- * File operations on the workspace (SPEC G-27).  Every op opens the
+ * File operations on the workspace (doc/DESIGN.md G-27).  Every op opens the
  * workspace root afresh (an import may have swapped the directory), checks
  * the client's path with path_check() and reaches it only through
  * path_open()/path_open_parent(), so nothing outside the root is ever
@@ -291,45 +291,28 @@ files_name_set(json_t *e, const char *name)
 {
 	static const char	 hexd[] = "0123456789abcdef";
 	const uint8_t		*p = (const uint8_t *)name;
-	char			*esc, *hex;
-	size_t			 len, i, k, o = 0;
-	int			 r = ERR_NOMEM;
+	json_t			*j;
+	char			*hex;
+	size_t			 len, i;
+	int			 escaped, r = ERR_NOMEM;
 
 	len = strlen(name);
-	for (i = 0; i < len; i += k) {
-		if ((k = jsonx_utf8_len(p + i, len - i, NULL)) == 0)
-			break;
-	}
-	if (i == len)
-		return json_object_set_new(e, "name",
-		    json_stringn(name, len)) == 0 ? 0 : ERR_NOMEM;
-	esc = malloc(4 * len + 1);
-	hex = malloc(2 * len + 1);
-	if (esc == NULL || hex == NULL)
-		goto out;
-	for (i = 0; i < len; i += k) {
-		if ((k = jsonx_utf8_len(p + i, len - i, NULL)) != 0) {
-			memcpy(esc + o, p + i, k);
-			o += k;
-			continue;
-		}
-		k = 1;
-		esc[o++] = '\\';
-		esc[o++] = 'x';
-		esc[o++] = hexd[p[i] >> 4];
-		esc[o++] = hexd[p[i] & 15];
-	}
+	if ((j = jsonx_name_string(name, len, &escaped)) == NULL)
+		return ERR_NOMEM;
+	if (json_object_set_new(e, "name", j) != 0)
+		return ERR_NOMEM;
+	if (!escaped)
+		return 0;
+	if ((hex = malloc(2 * len + 1)) == NULL)
+		return ERR_NOMEM;
 	for (i = 0; i < len; i++) {
 		hex[2 * i] = hexd[p[i] >> 4];
 		hex[2 * i + 1] = hexd[p[i] & 15];
 	}
 	hex[2 * len] = '\0';
-	if (json_object_set_new(e, "name", json_stringn(esc, o)) == 0 &&
-	    json_object_set_new(e, "name_escaped", json_true()) == 0 &&
+	if (json_object_set_new(e, "name_escaped", json_true()) == 0 &&
 	    json_object_set_new(e, "name_hex", json_string(hex)) == 0)
 		r = 0;
-out:
-	free(esc);
 	free(hex);
 	return r;
 }

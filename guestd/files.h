@@ -1,5 +1,5 @@
 /*
- * File operations on the workspace (SPEC G-27): file.list, file.stat,
+ * File operations on the workspace (doc/DESIGN.md G-27): file.list, file.stat,
  * file.read (ranges, streamed as binary frames), file.write (atomic: temp
  * file in the same directory, fsync, rename), file.mkdir, file.remove.
  * All paths go through path.c.

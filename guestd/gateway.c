@@ -41,6 +41,7 @@
 #include "log.h"
 #include "loop.h"
 #include "pty.h"
+#include "queue-compat.h"
 #include "rfb.h"
 #include "token.h"
 #include "xmalloc.h"
@@ -86,7 +87,7 @@ struct gateway_conn {
 	uint8_t			 stash[10];	/* the request waiting for it */
 	int			 stashed;
 
-	struct gateway_conn	*next;
+	LIST_ENTRY(gateway_conn) entry;	/* in gw_conns while established */
 };
 
 static struct lws_vhost		*gw_vh;
@@ -95,7 +96,7 @@ static char			 gw_page_dir[PATH_MAX];
 static char			 gw_novnc_dir[PATH_MAX] = "/usr/share/novnc";
 static char			 gw_term_dir[PATH_MAX];
 static gateway_term_fn		 gw_term_cb;
-static struct gateway_conn	*gw_conns;
+static LIST_HEAD(, gateway_conn) gw_conns = LIST_HEAD_INITIALIZER(gw_conns);
 static unsigned			 gw_nconns;
 
 static int	gw_cb(struct lws *, enum lws_callback_reasons, void *, void *,
@@ -186,7 +187,7 @@ gateway_drop(const struct capability *cap)
 {
 	struct gateway_conn	*g;
 
-	for (g = gw_conns; g != NULL; g = g->next) {
+	LIST_FOREACH(g, &gw_conns, entry) {
 		if (g->cap == cap) {
 			g->cap = NULL;
 			gw_close(g, GW_BY_REVOKED);
@@ -219,24 +220,13 @@ gw_rx_pause(struct gateway_conn *g, int on)
 static int
 gw_write_up(struct gateway_conn *g)
 {
-	ssize_t	n;
+	int	r;
 
-	while (g->pendoff < g->pendlen) {
-		n = write(loop_fd_get(g->up), g->pend + g->pendoff,
-		    g->pendlen - g->pendoff);
-		if (n > 0) {
-			g->pendoff += (size_t)n;
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			loop_fd_want_write(g->up);
-			return 0;
-		}
+	r = loop_fd_write_pending(g->up, g->pend, g->pendlen, &g->pendoff);
+	if (r < 0)
 		gw_close(g, GW_BY_UPSTREAM);
+	if (r <= 0)
 		return 0;
-	}
 	g->pendoff = g->pendlen = 0;
 	return 1;
 }
@@ -599,8 +589,7 @@ gw_established(struct gateway_conn *g, struct lws *wsi)
 		return -1;
 	}
 	g->established = 1;
-	g->next = gw_conns;
-	gw_conns = g;
+	LIST_INSERT_HEAD(&gw_conns, g, entry);
 	gw_nconns++;
 	gw_event("screen.proxy.websocket_upgraded", g->id, gw_policy(g),
 	    json_pack("{s:s}", "capability_id", capability_id(cap)));
@@ -612,17 +601,11 @@ gw_closed(struct gateway_conn *g)
 {
 	static const char *const by[] = { "client", "client", "upstream",
 	    "revoked" };
-	struct gateway_conn	**pp;
 
 	if (!g->established)
 		return;
-	for (pp = &gw_conns; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == g) {
-			*pp = g->next;
-			gw_nconns--;
-			break;
-		}
-	}
+	LIST_REMOVE(g, entry);
+	gw_nconns--;
 	loop_fd_close(g->up);
 	g->up = NULL;
 	gw_event("screen.proxy.websocket_closed", g->id, gw_policy(g),
@@ -879,23 +862,12 @@ int
 gateway_start(struct lws_context *ctx, const char *host, int port,
     const char *page_dir)
 {
-	struct lws_context_creation_info	info;
-
 	if (page_dir != NULL && *page_dir != '\0') {
 		if (realpath(page_dir, gw_page_dir) == NULL)
 			return ERR_CONFIG;
 	}
-	memset(&info, 0, sizeof info);
-	info.port = port;
-	info.iface = host;
-	info.protocols = gw_protocols;
-	info.vhost_name = "gateway";
-	info.gid = -1;
-	info.uid = -1;
-	/* lws ignores an IPv4 iface while IPv6 is on (MACHINE-NOTES). */
-	if (strchr(host, ':') == NULL)
-		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-	if ((gw_vh = lws_create_vhost(ctx, &info)) == NULL)
+	if ((gw_vh = loop_listen(ctx, "gateway", host, port,
+	    gw_protocols)) == NULL)
 		return ERR_CONNECT;
 	gw_port_bound = lws_get_vhost_listen_port(gw_vh);
 	log_info("gateway.listening", "addr=%s port=%d pages=%s", host,

@@ -1,6 +1,6 @@
 /*
- * The screen gateway (SPEC G-13, G-14, G-17, G-34, C-14): one HTTP port
- * (a second lws vhost in guestd's one context and loop) for every
+ * The screen gateway (doc/DESIGN.md G-13, G-14, G-17, G-34, C-14): one HTTP
+ * port (a second lws vhost in guestd's one context and loop) for every
  * desktop.
  *
  *   GET /screen/<token>              websocket (subprotocol "binary" or

@@ -23,6 +23,7 @@
 #include "err.h"
 #include "keymap.h"
 #include "loop.h"
+#include "queue-compat.h"
 #include "xmalloc.h"
 
 /*
@@ -50,7 +51,7 @@ struct keymap {
 	struct loop_timer	*idle;
 	uint64_t		 last_ms;	/* last key event, any key */
 	unsigned		 burst;		/* key events without a pause */
-	struct keymap		*next;
+	LIST_ENTRY(keymap)	 entry;
 };
 
 /*
@@ -62,7 +63,7 @@ struct keymap {
  */
 #define KEYMAP_SHIFT_COLUMN	0
 
-static struct keymap	*keymap_list;
+static LIST_HEAD(, keymap) keymap_list = LIST_HEAD_INITIALIZER(keymap_list);
 
 static uint64_t
 keymap_now_ms(void)
@@ -83,15 +84,15 @@ keymap_row(const struct keymap *km, int kc)
 static int
 keymap_close_hook(Display *dpy, XExtCodes *codes)
 {
-	struct keymap	*km, **pp;
+	struct keymap	*km;
 
 	(void)codes;
-	for (pp = &keymap_list; (km = *pp) != NULL; pp = &km->next)
+	LIST_FOREACH(km, &keymap_list, entry)
 		if (km->dpy == dpy)
 			break;
 	if (km == NULL)
 		return 0;
-	*pp = km->next;
+	LIST_REMOVE(km, entry);
 	loop_timer_cancel(km->idle);
 	if (km->map != NULL)
 		XFree(km->map);
@@ -189,7 +190,7 @@ keymap_get(Display *dpy, int *err)
 	XExtCodes	*codes;
 
 	*err = 0;
-	for (km = keymap_list; km != NULL; km = km->next)
+	LIST_FOREACH(km, &keymap_list, entry)
 		if (km->dpy == dpy)
 			break;
 	if (km == NULL) {
@@ -201,8 +202,7 @@ keymap_get(Display *dpy, int *err)
 		km->dpy = dpy;
 		km->ext = codes->extension;
 		XESetCloseDisplay(dpy, codes->extension, keymap_close_hook);
-		km->next = keymap_list;
-		keymap_list = km;
+		LIST_INSERT_HEAD(&keymap_list, km, entry);
 	}
 	if ((*err = keymap_load(km)) != 0)
 		return NULL;

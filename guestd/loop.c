@@ -30,6 +30,7 @@
 #include "err.h"
 #include "log.h"
 #include "loop.h"
+#include "queue-compat.h"
 #include "xmalloc.h"
 
 struct loop_fd {
@@ -56,29 +57,32 @@ struct loop_child {
 	pid_t			 pid;
 	loop_child_cb		 cb;
 	void			*arg;
-	struct loop_child	*next;
+	LIST_ENTRY(loop_child)	 entry;
 };
 
 struct loop_posted {
 	void			(*fn)(void *);
 	void			*arg;
-	struct loop_posted	*next;
+	STAILQ_ENTRY(loop_posted) entry;
 };
 
 static struct lws_context	*loop_ctx;
 static struct lws_vhost		*loop_vh;
 static int			 loop_stop_flag;
-static struct loop_child	*loop_children;
+static LIST_HEAD(, loop_child)	 loop_children =
+    LIST_HEAD_INITIALIZER(loop_children);
 static pthread_mutex_t		 loop_post_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct loop_posted	*loop_post_head, *loop_post_tail;
+static STAILQ_HEAD(, loop_posted) loop_posted_q =	/* under loop_post_lock */
+    STAILQ_HEAD_INITIALIZER(loop_posted_q);
 static struct loop_fd		*loop_sigfd;
 
 struct loop_prepoll {
 	void			(*fn)(void *);
 	void			*arg;
-	struct loop_prepoll	*next;
+	LIST_ENTRY(loop_prepoll) entry;
 };
-static struct loop_prepoll	*loop_prepolls;
+static LIST_HEAD(, loop_prepoll) loop_prepolls =
+    LIST_HEAD_INITIALIZER(loop_prepolls);
 
 static int	loop_raw_cb(struct lws *, enum lws_callback_reasons, void *,
 		    void *, size_t);
@@ -99,7 +103,7 @@ loop_now_ms(void)
 static void
 loop_reap(void)
 {
-	struct loop_child	*ch, **pp;
+	struct loop_child	*ch;
 	pid_t			 pid;
 	int			 status;
 
@@ -107,7 +111,7 @@ loop_reap(void)
 		pid = waitpid(-1, &status, WNOHANG);
 		if (pid <= 0)
 			break;
-		for (pp = &loop_children; (ch = *pp) != NULL; pp = &ch->next) {
+		LIST_FOREACH(ch, &loop_children, entry) {
 			if (ch->pid == pid)
 				break;
 		}
@@ -115,7 +119,7 @@ loop_reap(void)
 			log_debug("child.reaped", "pid=%d watcher=none", (int)pid);
 			continue;
 		}
-		*pp = ch->next;
+		LIST_REMOVE(ch, entry);
 		ch->cb(pid, status, ch->arg);
 		free(ch);
 	}
@@ -151,6 +155,29 @@ loop_signal_cb(struct loop_fd *lf, int events, void *arg)
 		loop_reap();
 }
 
+int
+loop_listen_options(const char *host)
+{
+	return strchr(host, ':') == NULL ? LWS_SERVER_OPTION_DISABLE_IPV6 : 0;
+}
+
+struct lws_vhost *
+loop_listen(struct lws_context *ctx, const char *name, const char *host,
+    int port, const struct lws_protocols *protocols)
+{
+	struct lws_context_creation_info	info;
+
+	memset(&info, 0, sizeof info);
+	info.port = port;
+	info.iface = host;
+	info.protocols = protocols;
+	info.vhost_name = name;
+	info.gid = -1;
+	info.uid = -1;
+	info.options = loop_listen_options(host);
+	return lws_create_vhost(ctx, &info);
+}
+
 void
 loop_init(struct lws_context *ctx, struct lws_vhost *vh)
 {
@@ -181,18 +208,17 @@ loop_prepoll_add(void (*fn)(void *), void *arg)
 	p = xcalloc(1, sizeof *p);
 	p->fn = fn;
 	p->arg = arg;
-	p->next = loop_prepolls;
-	loop_prepolls = p;
+	LIST_INSERT_HEAD(&loop_prepolls, p, entry);
 }
 
 void
 loop_prepoll_remove(void (*fn)(void *), void *arg)
 {
-	struct loop_prepoll	*p, **pp;
+	struct loop_prepoll	*p;
 
-	for (pp = &loop_prepolls; (p = *pp) != NULL; pp = &p->next) {
+	LIST_FOREACH(p, &loop_prepolls, entry) {
 		if (p->fn == fn && p->arg == arg) {
-			*pp = p->next;
+			LIST_REMOVE(p, entry);
 			free(p);
 			return;
 		}
@@ -204,10 +230,9 @@ loop_run_prepolls(void)
 {
 	struct loop_prepoll	*p, *next;
 
-	for (p = loop_prepolls; p != NULL; p = next) {
-		next = p->next;	/* fn may remove itself */
+	/* fn may remove itself */
+	LIST_FOREACH_SAFE(p, &loop_prepolls, entry, next)
 		p->fn(p->arg);
-	}
 }
 
 int
@@ -298,6 +323,29 @@ loop_fd_want_write(struct loop_fd *lf)
 		lws_sul_schedule(loop_ctx, 0, &lf->rearm, loop_fd_rearm, 0);
 	else
 		lws_callback_on_writable(lf->wsi);
+}
+
+int
+loop_fd_write_pending(struct loop_fd *lf, const void *p, size_t len,
+    size_t *off)
+{
+	ssize_t	n;
+
+	while (*off < len) {
+		n = write(lf->fd, (const char *)p + *off, len - *off);
+		if (n > 0) {
+			*off += (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			loop_fd_want_write(lf);
+			return 0;
+		}
+		return -1;
+	}
+	return 1;
 }
 
 void
@@ -401,8 +449,7 @@ loop_child_watch(pid_t pid, loop_child_cb cb, void *arg)
 	ch->pid = pid;
 	ch->cb = cb;
 	ch->arg = arg;
-	ch->next = loop_children;
-	loop_children = ch;
+	LIST_INSERT_HEAD(&loop_children, ch, entry);
 	/*
 	 * Register right after fork(): a child that already exited is still
 	 * unreaped, and its pending SIGCHLD reaches the signalfd later.
@@ -413,11 +460,11 @@ loop_child_watch(pid_t pid, loop_child_cb cb, void *arg)
 void
 loop_child_forget(pid_t pid)
 {
-	struct loop_child	*ch, **pp;
+	struct loop_child	*ch;
 
-	for (pp = &loop_children; (ch = *pp) != NULL; pp = &ch->next) {
+	LIST_FOREACH(ch, &loop_children, entry) {
 		if (ch->pid == pid) {
-			*pp = ch->next;
+			LIST_REMOVE(ch, entry);
 			free(ch);
 			return;
 		}
@@ -433,11 +480,7 @@ loop_post(void (*fn)(void *), void *arg)
 	p->fn = fn;
 	p->arg = arg;
 	pthread_mutex_lock(&loop_post_lock);
-	if (loop_post_tail != NULL)
-		loop_post_tail->next = p;
-	else
-		loop_post_head = p;
-	loop_post_tail = p;
+	STAILQ_INSERT_TAIL(&loop_posted_q, p, entry);
 	pthread_mutex_unlock(&loop_post_lock);
 	/* The only lws call that is safe from another thread. */
 	lws_cancel_service(loop_ctx);
@@ -446,14 +489,14 @@ loop_post(void (*fn)(void *), void *arg)
 void
 loop_run_posted(void)
 {
+	STAILQ_HEAD(, loop_posted) run = STAILQ_HEAD_INITIALIZER(run);
 	struct loop_posted	*p, *next;
 
+	/* Take the whole queue: what fn posts runs on the next turn. */
 	pthread_mutex_lock(&loop_post_lock);
-	p = loop_post_head;
-	loop_post_head = loop_post_tail = NULL;
+	STAILQ_CONCAT(&run, &loop_posted_q);
 	pthread_mutex_unlock(&loop_post_lock);
-	for (; p != NULL; p = next) {
-		next = p->next;
+	STAILQ_FOREACH_SAFE(p, &run, entry, next) {
 		p->fn(p->arg);
 		free(p);
 	}

@@ -30,6 +30,20 @@ typedef void	(*loop_fd_cb)(struct loop_fd *lf, int events, void *arg);
 extern const struct lws_protocols loop_raw_protocol;
 
 void	 loop_init(struct lws_context *ctx, struct lws_vhost *vh);
+
+/*
+ * The lws options that make a listener on host bind to exactly host: lws
+ * 4.1 ignores an IPv4 iface while IPv6 is on and would answer on every
+ * interface, so IPv6 goes off unless host is an IPv6 address.
+ */
+int	 loop_listen_options(const char *host);
+/*
+ * A vhost named name (NULL: lws's "default") listening on host:port
+ * (port 0 picks one; lws_get_vhost_listen_port() tells which) and
+ * serving protocols; NULL when it cannot listen.
+ */
+struct lws_vhost *loop_listen(struct lws_context *ctx, const char *name,
+	    const char *host, int port, const struct lws_protocols *protocols);
 /* Run until loop_stop(); returns 0. */
 int	 loop_run(void);
 void	 loop_stop(void);
@@ -46,6 +60,14 @@ void		 loop_fd_want_read(struct loop_fd *lf, int on);
 void		 loop_fd_want_write(struct loop_fd *lf);	/* one shot */
 /* Close now; no callback follows.  NULL is a no-op. */
 void		 loop_fd_close(struct loop_fd *lf);
+/*
+ * Write what is pending, p[*off..len), advancing *off: 1 when all of it
+ * went, 0 when lf would block (writability is asked for: call again from
+ * the LOOP_WRITE callback), -1 when the peer is gone (errno says why).
+ * The one write loop of every raw-fd writer.
+ */
+int		 loop_fd_write_pending(struct loop_fd *lf, const void *p,
+		    size_t len, size_t *off);
 
 struct loop_timer;
 typedef void	(*loop_timer_cb)(void *arg);

@@ -314,7 +314,8 @@ main(int argc, char **argv)
 	struct lws_context_creation_info info;
 	struct lws_context	*ctx;
 	struct lws_vhost	*vh;
-	char			 host[256], err[256];
+	struct errmsg	 err;
+	char			 host[256];
 	char			 secret[SECRET_MAX + 1];
 	sigset_t		 set;
 	int			 next, port, lvl, i, readyfd;
@@ -329,9 +330,8 @@ main(int argc, char **argv)
 			return 0;
 		}
 	}
-	if (config_parse(main_opts, MAIN_NOPTS, argc, argv, &next, err,
-	    sizeof err) != 0)
-		main_die("%s", err);
+	if (config_parse(main_opts, MAIN_NOPTS, argc, argv, &next, &err) != 0)
+		main_die("%s", err.msg);
 	if (next < argc)
 		main_die("unexpected argument: %s", argv[next]);
 	if ((lvl = log_level_parse(main_log_level)) < 0)
@@ -386,22 +386,22 @@ main(int argc, char **argv)
 	main_protocols[2] = loop_raw_protocol;
 	memset(&main_protocols[3], 0, sizeof main_protocols[3]);
 
+	/*
+	 * The context takes the control listener's address options too: lws
+	 * checks DISABLE_IPV6 on the context as well as on each vhost (see
+	 * loop_listen_options()).
+	 */
 	memset(&info, 0, sizeof info);
 	info.port = port;
 	info.iface = host;
 	info.protocols = main_protocols;
 	info.gid = -1;
 	info.uid = -1;
-	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
-	/*
-	 * lws ignores iface for IPv4 addresses while IPv6 is on and would
-	 * answer on every interface: turn IPv6 off unless we bind to one.
-	 */
-	if (strchr(host, ':') == NULL)
-		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS |
+	    loop_listen_options(host);
 	if ((ctx = lws_create_context(&info)) == NULL)
 		main_die("cannot create the service context");
-	if ((vh = lws_create_vhost(ctx, &info)) == NULL)
+	if ((vh = loop_listen(ctx, NULL, host, port, main_protocols)) == NULL)
 		main_die("cannot listen on %s", main_listen);
 	loop_init(ctx, vh);
 	capability_init();

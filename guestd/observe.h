@@ -1,5 +1,5 @@
 /*
- * observe (SPEC G-7): a screenshot of a bot's desktop from the capture
+ * observe (doc/DESIGN.md G-7): a screenshot of a bot's desktop from the capture
  * framebuffer, as PNG or JPEG, optionally cropped to a region and scaled
  * down to fit a maximum size (aspect kept).
  *
@@ -28,15 +28,14 @@ struct control_conn;
 int	observe_op(struct control_conn *, uint32_t, json_t *, char *, size_t);
 
 /*
- * Encoders over 32-bit BGRX pixels (also used by the unit test).  On
- * success *out is malloc'd and owned by the caller.  0 or ERR_*.
+ * Encoders over 32-bit BGRX pixels on the calling thread, in nbands bands
+ * (0: as many as the pool has workers; encode.h), also used by the unit
+ * test.  On success *out is malloc'd and owned by the caller.  0 or ERR_*.
  */
 int	observe_encode_png(const uint8_t *px, int w, int h, size_t stride,
-	    uint8_t **out, size_t *outlen);
+	    int nbands, uint8_t **out, size_t *outlen);
 int	observe_encode_jpeg(const uint8_t *px, int w, int h, size_t stride,
-	    int quality, uint8_t **out, size_t *outlen);
-/* Standard padded base64 of in[0..n) into out (4 * ((n + 2) / 3) + 1). */
-void	observe_base64(const uint8_t *in, size_t n, char *out);
+	    int quality, int nbands, uint8_t **out, size_t *outlen);
 /* Area-average px (w x h) into dst (dw x dh, stride dw * 4). */
 void	observe_scale(const uint8_t *px, int w, int h, size_t stride,
 	    uint8_t *dst, int dw, int dh);

@@ -40,6 +40,7 @@ const struct control_op ops_table[] = {
 	{ "file.mkdir",		files_op_mkdir,		1 },
 	{ "file.remove",	files_op_remove,	1 },
 	{ "workspace.export",	workspace_op_export,	0 },
+	{ "workspace.fingerprint", workspace_op_fingerprint, 0 },
 	{ "workspace.import",	workspace_op_import,	1 },
 	{ "display.open",	display_op_open,	1 },
 	{ "display.close",	display_op_close,	1 },

@@ -36,9 +36,31 @@
  *                    END, then {bytes, entries, skipped}
  *  workspace.import {}                          then channel 0 frames (a
  *                    tar), END -> {entries, bytes}
+ *  display.open     {bot, width?, height?, depth?} -> {bot, display,
+ *                    slot, width, height, depth, xauthority, created}
+ *                    (display.h)
+ *  display.close    {bot}                       -> {bot, display, slot}
+ *  display.list     {}                          -> {limit, displays[]}
+ *  display.observe  {bot, format?, quality?, max_width?, max_height?,
+ *                    region?, since_frame?}     -> channel 0 frames (the
+ *                    image), END, then {frame, width, height, scale, ...};
+ *                    no image, {unchanged:true, ...}, when since_frame is
+ *                    the current frame   (observe.h)
+ *  display.act      {bot, actions[], scale?}    -> {completed, total,
+ *                    frame, ...}   (act.h, vocab.h)
  *  capability.grant {bot, policy, ttl?}         -> {token, id, policy,
  *                    bot, path, expires_ms}   (capability.h)
- *  capability.revoke {token}                    -> {id, revoked}
+ *  capability.revoke {token | id}               -> {id, revoked}
+ *  capability.renew {token | id, ttl}           -> {id, expires_ms}
+ *  browser.open     {bot, url?, proxy?}         -> {bot, display, pid,
+ *                    port, profile, created, proxied}   (browser.h)
+ *  browser.close    {bot}                       -> {bot, closed, how}
+ *  browser.quiesce  {}                          -> {closed[]}
+ *  browser.list     {}                          -> {browsers[]}
+ *  page.navigate    {bot, url}                  -> {url, title}  (page.h)
+ *  page.snapshot    {bot}                       -> {url, title, text,
+ *                    truncated, frames, elements[]}
+ *  page.act         {bot, steps[]}              -> {completed}
  *
  * Paths are workspace-relative; "bot" (when given) makes bots/<bot>/ and
  * shared/ exist and, for exec, is the default cwd.  Mutating ops accept

@@ -1,5 +1,5 @@
 /*
- * Page tools over CDP (SPEC G-24, G-36).
+ * Page tools over CDP (doc/DESIGN.md G-24, G-36).
  *
  * Every request is a short chain of CDP calls driven by one reply
  * function and a phase: find the page targets, pick the one visible tab,

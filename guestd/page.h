@@ -1,6 +1,6 @@
 /*
- * Page tools over CDP (SPEC G-24, G-36): text and element refs instead of
- * pixels, for models without vision and for speed.
+ * Page tools over CDP (doc/DESIGN.md G-24, G-36): text and element refs instead
+ * of pixels, for models without vision and for speed.
  *
  *  page.navigate {bot, fence, url} (mutating) -> {url, frame}
  *                http(s) only, no user:pass@ (else URL_REFUSED).

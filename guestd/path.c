@@ -1,7 +1,7 @@
 /*
- * Confined paths (SPEC G-27).  Every path a client names is checked twice:
- * lexically here (no absolute paths, no "..", no empty or "." segments, no
- * NUL, bounded lengths), and again by the kernel when it is opened, with
+ * Confined paths (doc/DESIGN.md G-27).  Every path a client names is
+ * checked twice: lexically here (no absolute paths, no "..", no empty or
+ * "." segments, no NUL, bounded lengths), and again by the kernel when it is opened, with
  * openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS) below the workspace root
  * fd, so a symlink planted in the workspace cannot lead out at any
  * component.  Kernels without openat2 get an equivalent walk that opens one

@@ -1,6 +1,6 @@
 /*
- * Paths confined to the workspace (SPEC G-27).  A path from a client is
- * workspace-relative.  path_check() applies the lexical rules (no absolute
+ * Paths confined to the workspace (doc/DESIGN.md G-27).  A path from a client
+ * is workspace-relative.  path_check() applies the lexical rules (no absolute
  * paths, no "." or ".." segments, no empty segments except a trailing "/",
  * no NUL, each name <= NAME_MAX, whole path <= PATH_MAX); path_open() then
  * resolves it with openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS) below

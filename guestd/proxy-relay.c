@@ -1,6 +1,6 @@
 /*
- * The per-bot proxy relay (SPEC G-23): Chromium speaks plain HTTP proxy
- * to 127.0.0.1:<port>, we forward each request or CONNECT tunnel to the
+ * The per-bot proxy relay (doc/DESIGN.md G-23): Chromium speaks plain HTTP
+ * proxy to 127.0.0.1:<port>, we forward each request or CONNECT tunnel to the
  * upstream proxy with "Proxy-Authorization: Basic ..." added.
  *
  * A connection reads the request head (at most PROXY_RELAY_MAX_HEAD bytes),
@@ -45,10 +45,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base64.h"
 #include "err.h"
 #include "log.h"
 #include "loop.h"
 #include "proxy-relay.h"
+#include "queue-compat.h"
 #include "xmalloc.h"
 
 #define PROXY_RELAY_MAX_CONNS	256
@@ -67,7 +69,7 @@ struct proxy_relay_conn {
 	struct proxy_relay_buf	 to_up, to_cl;
 	int			 cl_eof, up_eof;	/* read side ended */
 	int			 cl_shut, up_shut;	/* we shut its write */
-	struct proxy_relay_conn	*next;
+	LIST_ENTRY(proxy_relay_conn) entry;	/* in r's conns */
 };
 
 struct proxy_relay {
@@ -82,7 +84,7 @@ struct proxy_relay {
 	pid_t			 holder;	/* held the last accepted peer */
 	uint64_t		 refused;
 	char			*auth;		/* whole header line, or NULL */
-	struct proxy_relay_conn	*conns;
+	LIST_HEAD(, proxy_relay_conn) conns;
 	unsigned		 nconns;
 	uint64_t		 requests;
 };
@@ -139,37 +141,18 @@ proxy_relay_port_for(const char *profile)
 static char *
 proxy_relay_basic(const char *user, const char *pass)
 {
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789+/";
-	const unsigned char	*s;
-	char			*raw, *out, *o;
-	size_t			 n, i;
+	static const char	 head[] = "Proxy-Authorization: Basic ";
+	char			*raw, *out;
+	size_t			 n, o;
 
 	if (asprintf(&raw, "%s:%s", user != NULL ? user : "",
 	    pass != NULL ? pass : "") == -1)
 		fatal("out of memory");
 	n = strlen(raw);
-	s = (const unsigned char *)raw;
-	out = xmalloc(40 + (n + 2) / 3 * 4);
-	o = out + sprintf(out, "Proxy-Authorization: Basic ");
-	for (i = 0; i + 2 < n; i += 3) {
-		*o++ = b64[s[i] >> 2];
-		*o++ = b64[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
-		*o++ = b64[((s[i + 1] & 15) << 2) | (s[i + 2] >> 6)];
-		*o++ = b64[s[i + 2] & 63];
-	}
-	if (n - i == 1) {
-		*o++ = b64[s[i] >> 2];
-		*o++ = b64[(s[i] & 3) << 4];
-		*o++ = '=';
-		*o++ = '=';
-	} else if (n - i == 2) {
-		*o++ = b64[s[i] >> 2];
-		*o++ = b64[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
-		*o++ = b64[(s[i + 1] & 15) << 2];
-		*o++ = '=';
-	}
-	strcpy(o, "\r\n");
+	out = xmalloc(sizeof(head) - 1 + BASE64_SIZE(n) + 2);
+	memcpy(out, head, sizeof(head) - 1);
+	o = sizeof(head) - 1 + base64_encode(raw, n, out + sizeof(head) - 1);
+	memcpy(out + o, "\r\n", 3);
 	explicit_bzero(raw, n);
 	free(raw);
 	return out;
@@ -377,14 +360,7 @@ refuse:
 static void
 proxy_relay_conn_free(struct proxy_relay_conn *rc)
 {
-	struct proxy_relay_conn	**pp;
-
-	for (pp = &rc->r->conns; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == rc) {
-			*pp = rc->next;
-			break;
-		}
-	}
+	LIST_REMOVE(rc, entry);
 	rc->r->nconns--;
 	loop_fd_close(rc->cl);
 	loop_fd_close(rc->up);
@@ -422,23 +398,12 @@ proxy_relay_conn_error(struct proxy_relay_conn *rc, const char *status)
 static int
 proxy_relay_flush(struct proxy_relay_buf *b, struct loop_fd *lf)
 {
-	ssize_t	n;
+	int	r;
 
-	while (b->off < b->len) {
-		n = write(loop_fd_get(lf), b->data + b->off, b->len - b->off);
-		if (n > 0) {
-			b->off += (size_t)n;
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			loop_fd_want_write(lf);
-			return 0;
-		}
+	if ((r = loop_fd_write_pending(lf, b->data, b->len, &b->off)) < 0)
 		return -1;
-	}
-	b->off = b->len = 0;
+	if (r > 0)
+		b->off = b->len = 0;
 	return 0;
 }
 
@@ -750,8 +715,7 @@ proxy_relay_accept_cb(struct loop_fd *lf, int events, void *arg)
 			free(rc);
 			continue;
 		}
-		rc->next = r->conns;
-		r->conns = rc;
+		LIST_INSERT_HEAD(&r->conns, rc, entry);
 		r->nconns++;
 	}
 }
@@ -787,8 +751,7 @@ proxy_relay_dns_done(void *arg)
 			r->up = q->sin;
 		else
 			log_warn("relay.resolve_failed", "port=%d", r->port);
-		for (rc = r->conns; rc != NULL; rc = next) {
-			next = rc->next;
+		LIST_FOREACH_SAFE(rc, &r->conns, entry, next) {
 			if (rc->state == RC_WAIT_DNS)
 				proxy_relay_connect(rc);
 		}
@@ -925,8 +888,8 @@ proxy_relay_stop(struct proxy_relay *r)
 
 	if (r == NULL)
 		return;
-	while (r->conns != NULL)
-		proxy_relay_conn_free(r->conns);
+	while (!LIST_EMPTY(&r->conns))
+		proxy_relay_conn_free(LIST_FIRST(&r->conns));
 	loop_fd_close(r->lf);
 	/* A resolver still running must not touch r when it answers. */
 	for (i = 0; i < sizeof proxy_relay_dns_pending / sizeof

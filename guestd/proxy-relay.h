@@ -1,5 +1,5 @@
 /*
- * The per-bot proxy relay (SPEC G-23).  Chromium cannot carry proxy
+ * The per-bot proxy relay (doc/DESIGN.md G-23).  Chromium cannot carry proxy
  * credentials on its command line, so guestd listens on
  * 127.0.0.1:<port derived from the profile path> and Chromium is started
  * with --proxy-server=http://127.0.0.1:<port>; the relay forwards each

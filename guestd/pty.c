@@ -51,6 +51,7 @@
 
 #include <libwebsockets.h>
 
+#include "buf.h"
 #include "capability.h"
 #include "err.h"
 #include "exec.h"
@@ -60,6 +61,7 @@
 #include "loop.h"
 #include "path.h"
 #include "pty.h"
+#include "queue-compat.h"
 #include "token.h"
 #include "xmalloc.h"
 
@@ -100,7 +102,7 @@ struct pty_client {
 
 	int			 close_code;	/* 0: none pending */
 	const char		*close_why;
-	struct pty_client	*next;
+	LIST_ENTRY(pty_client)	 entry;
 };
 
 struct pty_server {
@@ -108,11 +110,13 @@ struct pty_server {
 	char			 bot[65];
 	char			 dir[PATH_MAX / 2];	/* session files; "" none */
 	int			 nss;	/* nss_wrapper files written */
-	struct pty_server	*next;
+	LIST_ENTRY(pty_server)	 entry;
 };
 
-static struct pty_server	*pty_servers;
-static struct pty_client	*pty_clients;	/* all, live or reaping */
+static LIST_HEAD(, pty_server)	 pty_servers =
+    LIST_HEAD_INITIALIZER(pty_servers);
+static LIST_HEAD(, pty_client)	 pty_clients =	/* all, live or reaping */
+    LIST_HEAD_INITIALIZER(pty_clients);
 static unsigned			 pty_nconns;
 
 static void	pty_client_maybe_free(struct pty_client *);
@@ -131,7 +135,7 @@ pty_shells(void)
 	struct pty_client	*c;
 	unsigned		 n = 0;
 
-	for (c = pty_clients; c != NULL; c = c->next) {
+	LIST_FOREACH(c, &pty_clients, entry) {
 		if (c->pid > 0)
 			n++;
 	}
@@ -146,18 +150,13 @@ pty_frame_init(struct pty_framer *f)
 	memset(f, 0, sizeof *f);
 }
 
-static uint32_t
-pty_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
 int
 pty_frame_next(struct pty_framer *f, const uint8_t *p, size_t n,
     struct pty_event *ev, const char **why)
 {
-	size_t	take;
+	struct cursor	c;
+	size_t		take;
+	uint16_t	cols, rows;
 
 	memset(ev, 0, sizeof *ev);
 	*why = NULL;
@@ -171,8 +170,10 @@ pty_frame_next(struct pty_framer *f, const uint8_t *p, size_t n,
 		f->hdrlen += take;
 		if (f->hdrlen < PTY_FRAME_HDR)
 			return (int)take;
-		f->kind = f->hdr[0];
-		f->left = pty_be32(f->hdr + 1);
+		/* Whole, so neither read can come short. */
+		cursor_init(&c, f->hdr, sizeof f->hdr);
+		(void)cursor_get_u8(&c, &f->kind);
+		(void)cursor_get_u32be(&c, &f->left);
 		f->hdrlen = 0;
 		if (f->kind != PTY_KIND_STDIN && f->kind != PTY_KIND_RESIZE) {
 			*why = "unknown frame kind";
@@ -205,9 +206,12 @@ pty_frame_next(struct pty_framer *f, const uint8_t *p, size_t n,
 	memcpy(f->rs + f->rslen, p, take);
 	f->rslen += take;
 	if (f->rslen == 4) {
+		cursor_init(&c, f->rs, f->rslen);
+		(void)cursor_get_u16be(&c, &cols);
+		(void)cursor_get_u16be(&c, &rows);
 		ev->type = PTY_EV_RESIZE;
-		ev->cols = (unsigned)f->rs[0] << 8 | f->rs[1];
-		ev->rows = (unsigned)f->rs[2] << 8 | f->rs[3];
+		ev->cols = cols;
+		ev->rows = rows;
 	}
 	return (int)take;
 }
@@ -538,16 +542,9 @@ pty_hangup(struct pty_client *c)
 static void
 pty_client_maybe_free(struct pty_client *c)
 {
-	struct pty_client	**pp;
-
 	if (c->wsi != NULL || c->pid > 0)
 		return;
-	for (pp = &pty_clients; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	}
+	LIST_REMOVE(c, entry);
 	loop_timer_cancel(c->retry_t);
 	loop_fd_close(c->mlf);
 	free(c->out);
@@ -693,8 +690,7 @@ pty_flush_in(struct pty_client *c)
 {
 	struct pty_event	 ev;
 	const char		*why;
-	size_t			 used = 0;
-	ssize_t			 n;
+	size_t			 used = 0, off;
 	int			 r, held = 0;
 
 	while (used < c->pendlen && c->mlf != NULL && c->close_code == 0) {
@@ -711,16 +707,13 @@ pty_flush_in(struct pty_client *c)
 			pty_resize(c, ev.cols, ev.rows);
 		if (ev.type != PTY_EV_STDIN)
 			continue;
-		n = write(loop_fd_get(c->mlf), ev.data, ev.n);
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-		    errno == EINTR))
-			n = 0;
-		else if (n == -1)
-			n = (ssize_t)ev.n;	/* hung up: HUP follows */
-		if ((size_t)n < ev.n) {
-			pty_frame_unread(&c->fr, ev.n - (size_t)n);
-			used -= ev.n - (size_t)n;
-			loop_fd_want_write(c->mlf);
+		off = 0;
+		if (loop_fd_write_pending(c->mlf, ev.data, ev.n, &off) < 0)
+			off = ev.n;	/* hung up: HUP follows */
+		if (off < ev.n) {
+			/* Writability is asked for; the timer is the backstop. */
+			pty_frame_unread(&c->fr, ev.n - off);
+			used -= ev.n - off;
 			if (c->retry_t == NULL) {
 				c->retry_ms = c->retry_ms == 0 ? PTY_RETRY_MS :
 				    c->retry_ms * 2 > PTY_RETRY_MAX_MS ?
@@ -809,7 +802,7 @@ pty_server_get(const struct capability *cap)
 	struct pty_server	*s;
 	int			 r;
 
-	for (s = pty_servers; s != NULL; s = s->next) {
+	LIST_FOREACH(s, &pty_servers, entry) {
 		if (s->cap == cap)
 			return s;
 	}
@@ -822,8 +815,7 @@ pty_server_get(const struct capability *cap)
 		free(s);
 		return NULL;
 	}
-	s->next = pty_servers;
-	pty_servers = s;
+	LIST_INSERT_HEAD(&pty_servers, s, entry);
 	log_info("term.server_started", "capability_id=%s nss_wrapper=%s",
 	    capability_id(cap), s->nss ? "yes" : "no");
 	return s;
@@ -912,8 +904,7 @@ pty_established(struct lws *wsi)
 	(void)token_hex(c->id, 8);
 	pty_frame_init(&c->fr);
 	c->out = xmalloc(LWS_PRE + PTY_CHUNK);
-	c->next = pty_clients;
-	pty_clients = c;
+	LIST_INSERT_HEAD(&pty_clients, c, entry);
 	pty_nconns++;
 	lws_set_opaque_user_data(wsi, c);
 	if ((s = pty_server_get(cap)) == NULL) {
@@ -996,18 +987,17 @@ pty_gateway_cb(struct lws *wsi, int reason, void *in, size_t len)
 void
 pty_drop(const struct capability *cap)
 {
-	struct pty_server	*s, **pp;
+	struct pty_server	*s;
 	struct pty_client	*c, *next;
 
-	for (pp = &pty_servers; (s = *pp) != NULL; pp = &s->next) {
+	LIST_FOREACH(s, &pty_servers, entry) {
 		if (s->cap == cap)
 			break;
 	}
 	if (s == NULL)
 		return;
-	*pp = s->next;
-	for (c = pty_clients; c != NULL; c = next) {
-		next = c->next;
+	LIST_REMOVE(s, entry);
+	LIST_FOREACH_SAFE(c, &pty_clients, entry, next) {
 		if (c->srv != s)
 			continue;
 		c->srv = NULL;

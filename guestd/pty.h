@@ -1,6 +1,6 @@
 /*
- * The terminal (SPEC G-18 ... G-20, G-35, X-4): interactive shells in the
- * browser for whoever holds a display's control capability, on the
+ * The terminal (doc/DESIGN.md G-18 ... G-20, G-35, X-4): interactive shells in
+ * the browser for whoever holds a display's control capability, on the
  * gateway port, with no process or port of their own.
  *
  *   GET /term/<control capability>   websocket; every connection gets a

@@ -1,5 +1,5 @@
 /*
- * The debug port (SPEC G-16): a VNC port per display on loopback, for
+ * The debug port (doc/DESIGN.md G-16): a VNC port per display on loopback, for
  * viewers that do not come through the gateway.
  *
  * Debug viewers come over TCP, which libvncserver must not serve itself:
@@ -35,6 +35,7 @@
 
 #include <rfb/rfb.h>
 
+#include "buf.h"
 #include "display.h"
 #include "err.h"
 #include "log.h"
@@ -63,7 +64,7 @@ struct rfb_relay {
 	uint8_t			 out[RFB_RELAY_CHUNK];	/* to the viewer */
 	size_t			 outlen, outoff;
 	size_t			 skip;	/* libvncserver's version, sent */
-	struct rfb_relay	*next;
+	LIST_ENTRY(rfb_relay)	 entry;	/* in r's relays until closed */
 };
 
 static int		 rfb_debug_enabled;
@@ -101,8 +102,6 @@ rfb_debug_on(void)
 static void
 rfb_relay_close(struct rfb_relay *rl)
 {
-	struct rfb_relay	**pp;
-
 	if (rl->closed)
 		return;
 	rl->closed = 1;
@@ -111,13 +110,8 @@ rfb_relay_close(struct rfb_relay *rl)
 	/* libvncserver sees EOF and drops the viewer (rfb_client_gone). */
 	loop_fd_close(rl->pair);
 	rl->pair = NULL;
-	for (pp = &rl->r->relays; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == rl) {
-			*pp = rl->next;
-			rl->r->nrelays--;
-			break;
-		}
-	}
+	LIST_REMOVE(rl, entry);
+	rl->r->nrelays--;
 }
 
 /* The callbacks' last step: free rl once closed, never inside the work. */
@@ -160,8 +154,8 @@ static void
 rfb_relay_up(struct rfb_relay *rl)
 {
 	size_t	used = 0;
-	ssize_t	len, n;
-	int	type, blocked = 0;
+	ssize_t	len;
+	int	type, blocked = 0, r;
 
 	if (rl->pair == NULL)
 		return;
@@ -188,20 +182,14 @@ rfb_relay_up(struct rfb_relay *rl)
 			rl->cur = (size_t)len;
 			rl->curoff = 0;
 		}
-		n = write(loop_fd_get(rl->pair), rl->in + used + rl->curoff,
-		    rl->cur - rl->curoff);
-		if (n > 0) {
-			rl->curoff += (size_t)n;
-			if (rl->curoff == rl->cur) {
-				used += rl->cur;
-				rl->cur = 0;
-			}
+		r = loop_fd_write_pending(rl->pair, rl->in + used, rl->cur,
+		    &rl->curoff);
+		if (r > 0) {
+			used += rl->cur;
+			rl->cur = 0;
 			continue;
 		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			loop_fd_want_write(rl->pair);
+		if (r == 0) {
 			blocked = 1;
 			break;
 		}
@@ -221,25 +209,17 @@ rfb_relay_down(struct rfb_relay *rl)
 {
 	ssize_t	n;
 	size_t	k;
-	int	got = 0;
+	int	got = 0, r;
 
 	for (;;) {
-		if (rl->outoff < rl->outlen) {
-			n = write(loop_fd_get(rl->tcp), rl->out + rl->outoff,
-			    rl->outlen - rl->outoff);
-			if (n > 0) {
-				rl->outoff += (size_t)n;
-				continue;
-			}
-			if (n == -1 && errno == EINTR)
-				continue;
-			if (n == -1 && (errno == EAGAIN ||
-			    errno == EWOULDBLOCK)) {
-				loop_fd_want_write(rl->tcp);
-				if (rl->pair != NULL)
-					loop_fd_want_read(rl->pair, 0);
-				break;
-			}
+		r = loop_fd_write_pending(rl->tcp, rl->out, rl->outlen,
+		    &rl->outoff);
+		if (r == 0) {
+			if (rl->pair != NULL)
+				loop_fd_want_read(rl->pair, 0);
+			break;
+		}
+		if (r < 0) {
 			rfb_relay_close(rl);
 			return;
 		}
@@ -270,20 +250,19 @@ rfb_relay_down(struct rfb_relay *rl)
 		rfb_relay_up(rl);
 }
 
-/* Minor version of a ProtocolVersion "RFB 003.xxx\n", else -1. */
+/* Minor version of the ProtocolVersion "RFB 003.xxx\n" at p, else -1. */
 static int
-rfb_version_minor(const uint8_t *p)
+rfb_version_minor(const uint8_t *p, size_t n)
 {
-	int	i, minor = 0;
+	struct cursor	c;
+	uint32_t	minor;
 
-	if (memcmp(p, "RFB 003.", 8) != 0 || p[RFB_VERSION_LEN - 1] != '\n')
+	cursor_init(&c, p, n);
+	if (cursor_expect(&c, "RFB 003.", 8) != 0 ||
+	    cursor_get_digits(&c, 3, &minor) != 0 ||
+	    cursor_expect(&c, "\n", 1) != 0)
 		return -1;
-	for (i = 8; i < RFB_VERSION_LEN - 1; i++) {
-		if (p[i] < '0' || p[i] > '9')
-			return -1;
-		minor = minor * 10 + (p[i] - '0');
-	}
-	return minor;
+	return (int)minor;
 }
 
 static void	rfb_relay_pair_cb(struct loop_fd *, int, void *);
@@ -300,7 +279,7 @@ rfb_relay_version(struct rfb_relay *rl)
 	socklen_t	len = sizeof rl->pair_sndbuf;
 	int		sv[2], minor, sz = RFB_RELAY_SNDBUF;
 
-	if ((minor = rfb_version_minor(rl->in)) < 0)
+	if ((minor = rfb_version_minor(rl->in, rl->inlen)) < 0)
 		return ERR_PROTOCOL;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
 		return ERR_IO;
@@ -429,8 +408,7 @@ rfb_relay_new(struct rfb *r, int fd)
 		free(rl);
 		return;
 	}
-	rl->next = r->relays;
-	r->relays = rl;
+	LIST_INSERT_HEAD(&r->relays, rl, entry);
 	r->nrelays++;
 	/* The server speaks first; libvncserver's copy is dropped. */
 	rl->outlen = (size_t)snprintf((char *)rl->out, sizeof rl->out,
@@ -498,7 +476,7 @@ rfb_debug_close(struct rfb *r)
 
 	loop_fd_close(r->listen_lf);
 	r->listen_lf = NULL;
-	while ((rl = r->relays) != NULL) {
+	while ((rl = LIST_FIRST(&r->relays)) != NULL) {
 		rfb_relay_close(rl);
 		rfb_relay_reap(rl);
 	}

@@ -10,11 +10,14 @@
 
 #include <rfb/rfb.h>
 
+#include "queue-compat.h"
+
 struct capture;
 struct display;
 struct loop_fd;
 struct loop_timer;
 struct rfb_relay;
+struct rfb_tight;
 
 /* One per display with a screen. */
 struct rfb {
@@ -23,10 +26,10 @@ struct rfb {
 	rfbScreenInfoPtr	 s;
 	struct loop_timer	*pump;
 	struct loop_fd		*listen_lf;	/* debug port */
-	struct rfb_relay	*relays;	/* its viewers */
+	LIST_HEAD(, rfb_relay)	 relays;	/* its viewers */
 	unsigned		 nrelays;
 	int			 closing;	/* no X calls for viewers */
-	struct rfb		*next;
+	LIST_ENTRY(rfb)		 entry;		/* in rfb.c's list */
 };
 
 /* ---- rfb-debug.c --------------------------------------------------------- */
@@ -37,5 +40,23 @@ int	 rfb_debug_on(void);
 void	 rfb_debug_listen(struct rfb *r);
 /* Stop listening and drop r's debug viewers; before r's screen goes. */
 void	 rfb_debug_close(struct rfb *r);
+
+/* ---- rfb-tight.c --------------------------------------------------------- */
+
+/* Called on the loop once t's update is written (or failed: cl closed). */
+typedef void	(*rfb_tight_done_fn)(struct rfb *r, rfbClientPtr cl);
+
+/* Whether cl asked for Tight with JPEG in a form the fast path sends. */
+int	 rfb_tight_eligible(rfbClientPtr cl);
+/*
+ * Right after libvncserver read cl's requests: take its update when it is
+ * large enough to be worth it.  1 when taken: then *out is the update in
+ * flight (hold cl until done(r, cl) runs), or NULL when it was written at
+ * once.  0: libvncserver sends it.
+ */
+int	 rfb_tight_take(struct rfb *r, rfbClientPtr cl, rfb_tight_done_fn done,
+	    struct rfb_tight **out);
+/* cl is going: t finishes without it (no write, no done). */
+void	 rfb_tight_orphan(struct rfb_tight *t);
 
 #endif

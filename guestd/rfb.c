@@ -47,12 +47,14 @@
 #include <rfb/rfb.h>
 #include <rfb/rfbregion.h>
 
+#include "buf.h"
 #include "capture.h"
 #include "display.h"
 #include "err.h"
 #include "keymap.h"
 #include "log.h"
 #include "loop.h"
+#include "queue-compat.h"
 #include "rfb.h"
 #include "rfb-int.h"
 #include "xmalloc.h"
@@ -77,6 +79,7 @@ struct rfb_viewer {
 	int			 gated;		/* a Unix socket: see rfb_gate */
 	int			 sndbuf;	/* SO_SNDBUF granted */
 	int			 held;		/* waiting for room */
+	struct rfb_tight	*tight;		/* its update being encoded */
 	/* Keys down, with the keycode each was pressed with. */
 	struct {
 		rfbKeySym	 sym;
@@ -85,7 +88,7 @@ struct rfb_viewer {
 	int			 nkeys;
 };
 
-static struct rfb	*rfb_list;
+static LIST_HEAD(, rfb)	 rfb_list = LIST_HEAD_INITIALIZER(rfb_list);
 static int		 rfb_log_set;
 
 /* Set while rfbNewClient runs: who the new viewer belongs to. */
@@ -188,8 +191,11 @@ rfb_hold(struct rfb *r, struct rfb_viewer *v, int on)
 
 	v->held = on;
 	cl->onHold = on ? TRUE : FALSE;
-	/* Held but still in allFds, libvncserver loops on it (trap 2). */
-	if (on)
+	/* Held but still in allFds, libvncserver loops on it (trap 2).  A
+	 * closed viewer (sock -1, reaped on the next pump) is in no set. */
+	if (cl->sock == RFB_INVALID_SOCKET)
+		;
+	else if (on)
 		FD_CLR(cl->sock, &r->s->allFds);
 	else
 		FD_SET(cl->sock, &r->s->allFds);
@@ -213,7 +219,8 @@ rfb_gate(struct rfb *r)
 	it = rfbGetClientIterator(r->s);
 	while ((cl = rfbClientIteratorNext(it)) != NULL) {
 		v = cl->clientData;
-		if (v == NULL || !v->gated || cl->sock == RFB_INVALID_SOCKET)
+		if (v == NULL || !v->gated || cl->sock == RFB_INVALID_SOCKET ||
+		    v->tight != NULL)
 			continue;
 		if (ioctl(cl->sock, SIOCOUTQ, &q) == -1)
 			q = 0;
@@ -228,11 +235,53 @@ rfb_gate(struct rfb *r)
 
 /* ---- pumping ------------------------------------------------------------- */
 
+static void	rfb_pump_soon(struct rfb *r);
+
+/* A fast-path update was written: the viewer may be read and sent to. */
+static void
+rfb_tight_done(struct rfb *r, rfbClientPtr cl)
+{
+	struct rfb_viewer	*v = cl->clientData;
+
+	if (v == NULL)
+		return;
+	v->tight = NULL;
+	rfb_hold(r, v, 0);
+	/* Its next request may be waiting; rfb_gate holds it again if the
+	 * socket has no room. */
+	rfb_pump_soon(r);
+}
+
+/* Updates for Tight+JPEG viewers go the fast path (rfb-tight.c). */
+static void
+rfb_take_updates(struct rfb *r)
+{
+	rfbClientIteratorPtr	 it;
+	rfbClientPtr		 cl;
+	struct rfb_viewer	*v;
+	struct rfb_tight	*t;
+
+	it = rfbGetClientIterator(r->s);
+	while ((cl = rfbClientIteratorNext(it)) != NULL) {
+		v = cl->clientData;
+		if (v == NULL || v->held || v->tight != NULL)
+			continue;
+		if (rfb_tight_take(r, cl, rfb_tight_done, &t) && t != NULL) {
+			v->tight = t;
+			rfb_hold(r, v, 1);
+		}
+	}
+	rfbReleaseClientIterator(it);
+}
+
 static void
 rfb_pump_now(struct rfb *r)
 {
 	rfb_gate(r);
-	/* Reads ready viewers (whole messages), sends pending updates and
+	/* Reads ready viewers (whole messages), so their requests are in. */
+	rfbCheckFds(r->s, 0);
+	rfb_take_updates(r);
+	/* Reads what came meanwhile, sends the pending updates left and
 	 * reaps closed viewers (rfb_client_gone). */
 	rfbProcessEvents(r->s, 0);
 }
@@ -263,6 +312,32 @@ rfb_damage(struct capture *cap, const struct capture_box *box, void *arg)
 		return;
 	rfbMarkRectAsModified(r->s, box->x, box->y, box->x + box->w,
 	    box->y + box->h);
+	rfb_pump_soon(r);
+}
+
+/*
+ * Part of a frame is an earlier part moved (capture found a scroll): a
+ * CopyRect for viewers that take it; libvncserver marks it modified for
+ * the others.  Scaled copies of the screen are kept by marking modified,
+ * so with any scaled viewer it is damage like the rest.
+ */
+static void
+rfb_copy(struct capture *cap, const struct capture_box *dst, int dy,
+    void *arg)
+{
+	struct rfb	*r = arg;
+	sraRegionPtr	 rgn;
+
+	(void)cap;
+	if (r->s->scaledScreenNext != NULL) {
+		rfbMarkRectAsModified(r->s, dst->x, dst->y, dst->x + dst->w,
+		    dst->y + dst->h);
+	} else {
+		rgn = sraRgnCreateRect(dst->x, dst->y, dst->x + dst->w,
+		    dst->y + dst->h);
+		rfbScheduleCopyRegion(r->s, rgn, 0, dy);
+		sraRgnDestroy(rgn);
+	}
 	rfb_pump_soon(r);
 }
 
@@ -612,6 +687,8 @@ rfb_client_gone(rfbClientPtr cl)
 		while (v->nkeys > 0)
 			rfb_kbd_event(FALSE, v->keys[v->nkeys - 1].sym, cl);
 	cl->clientData = NULL;
+	if (v->tight != NULL)
+		rfb_tight_orphan(v->tight);
 	loop_fd_close(v->lf);
 	free(v);
 }
@@ -686,7 +763,7 @@ rfb_lookup(struct display *d)
 {
 	struct rfb	*r;
 
-	for (r = rfb_list; r != NULL; r = r->next) {
+	LIST_FOREACH(r, &rfb_list, entry) {
 		if (r->d == d)
 			return r;
 	}
@@ -756,10 +833,10 @@ rfb_screen(struct display *d, struct rfb **out)
 	if (rfb_debug_on())
 		rfb_debug_listen(r);
 	capture_set_damage_cb(cap, rfb_damage, r);
+	capture_set_copy_cb(cap, rfb_copy, r);
 	capture_set_cursor_cb(cap, rfb_cursor_changed, r);
 	rfb_cursor_changed(cap, r);
-	r->next = rfb_list;
-	rfb_list = r;
+	LIST_INSERT_HEAD(&rfb_list, r, entry);
 	*out = r;
 	return 0;
 }
@@ -776,17 +853,14 @@ rfb_display_ready(struct display *d)
 void
 rfb_display_closing(struct display *d)
 {
-	struct rfb	*r, **pp;
+	struct rfb	*r;
 
-	for (pp = &rfb_list; (r = *pp) != NULL; pp = &r->next) {
-		if (r->d == d)
-			break;
-	}
-	if (r == NULL)
+	if ((r = rfb_lookup(d)) == NULL)
 		return;
-	*pp = r->next;
+	LIST_REMOVE(r, entry);
 	if (r->cap != NULL) {
 		capture_set_damage_cb(r->cap, NULL, NULL);
+		capture_set_copy_cb(r->cap, NULL, NULL);
 		capture_set_cursor_cb(r->cap, NULL, NULL);
 	}
 	loop_timer_cancel(r->pump);
@@ -876,13 +950,6 @@ rfb_viewer_count(struct display *d)
 
 /* ---- client message framer ----------------------------------------------- */
 
-static uint32_t
-rfb_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
 int
 rfb_msg_is_input(int type)
 {
@@ -899,17 +966,25 @@ rfb_msg_is_input(int type)
 	}
 }
 
-/* Length of a normal-phase message, 0 when its header is incomplete. */
+/*
+ * Length of a normal-phase message read through c (at its type byte),
+ * 0 when its header is incomplete.
+ */
 static ssize_t
-rfb_normal_len(const uint8_t *p, size_t n)
+rfb_normal_len(struct cursor *c, uint8_t type)
 {
 	uint32_t	len;
+	uint16_t	count;
+	uint8_t		u8;
 
-	switch (p[0]) {
+	switch (type) {
 	case rfbSetPixelFormat:
 		return 20;
 	case rfbSetEncodings:
-		return n < 4 ? 0 : 4 + 4 * (ssize_t)(p[2] << 8 | p[3]);
+		/* type, padding, number-of-encodings u16 */
+		if (cursor_skip(c, 2) != 0 || cursor_get_u16be(c, &count) != 0)
+			return 0;
+		return 4 + 4 * (ssize_t)count;
 	case rfbFramebufferUpdateRequest:
 		return 10;
 	case rfbKeyEvent:
@@ -917,9 +992,9 @@ rfb_normal_len(const uint8_t *p, size_t n)
 	case rfbPointerEvent:
 		return 6;
 	case rfbClientCutText:
-		if (n < 8)
+		/* type, 3 padding, length u32 */
+		if (cursor_skip(c, 4) != 0 || cursor_get_u32be(c, &len) != 0)
 			return 0;
-		len = rfb_be32(p + 4);
 		/* Extended clipboard: a negative length. */
 		if (len & 0x80000000U)
 			len = ~len + 1;
@@ -929,15 +1004,23 @@ rfb_normal_len(const uint8_t *p, size_t n)
 	case RFB_MSG_CONTINUOUS:
 		return 10;
 	case RFB_MSG_FENCE:
-		return n < 9 ? 0 : 9 + (ssize_t)p[8];
+		/* type, 3 padding, flags u32, length u8 */
+		if (cursor_skip(c, 8) != 0 || cursor_get_u8(c, &u8) != 0)
+			return 0;
+		return 9 + (ssize_t)u8;
 	case rfbXvp:
 		return 4;
 	case rfbSetDesktopSize:
-		return n < 8 ? 0 : 8 + 16 * (ssize_t)p[6];
-	case rfbQemuEvent:
-		if (n < 2)
+		/* type, padding, width u16, height u16, screens u8, padding */
+		if (cursor_skip(c, 6) != 0 || cursor_get_u8(c, &u8) != 0 ||
+		    cursor_skip(c, 1) != 0)
 			return 0;
-		return p[1] == 0 ? 12 : ERR_PROTOCOL;
+		return 8 + 16 * (ssize_t)u8;
+	case rfbQemuEvent:
+		/* type, submessage type u8: only 0, the extended key event */
+		if (cursor_skip(c, 1) != 0 || cursor_get_u8(c, &u8) != 0)
+			return 0;
+		return u8 == 0 ? 12 : ERR_PROTOCOL;
 	default:
 		return ERR_PROTOCOL;
 	}
@@ -946,7 +1029,9 @@ rfb_normal_len(const uint8_t *p, size_t n)
 ssize_t
 rfb_frame_next(struct rfb_framer *f, const uint8_t *p, size_t n, int *type)
 {
-	ssize_t	len;
+	struct cursor	c;
+	ssize_t		len;
+	uint8_t		t;
 
 	*type = -1;
 	if (n == 0)
@@ -966,10 +1051,13 @@ rfb_frame_next(struct rfb_framer *f, const uint8_t *p, size_t n, int *type)
 	case RFB_PHASE_NORMAL:
 		break;
 	}
-	if ((len = rfb_normal_len(p, n)) <= 0)
+	cursor_init(&c, p, n);
+	if (cursor_peek_u8(&c, &t) != 0)
+		return 0;
+	if ((len = rfb_normal_len(&c, t)) <= 0)
 		return len;
 	if ((size_t)len > n)
 		return 0;
-	*type = p[0];
+	*type = t;
 	return len;
 }

@@ -1,5 +1,5 @@
 /*
- * RFB (VNC) for every open display (SPEC G-14, G-16), served by
+ * RFB (VNC) for every open display (doc/DESIGN.md G-14, G-16), served by
  * libvncserver from the damage framebuffer capture.c keeps: one
  * rfbScreenInfo per display, no listening socket of its own (unless the
  * debug port is on), pumped from guestd's one loop only when a viewer sent

@@ -1,5 +1,5 @@
 /*
- * actions: turn an `act` batch in any of the three accepted vocabularies
+ * vocab: turn an `act` batch in any of the three accepted vocabularies
  * (native, Anthropic `computer`, OpenAI computer use) into struct action.
  * Everything a batch can get wrong is found here, before xtest.c applies
  * anything: unknown kinds, missing or ill-typed fields, key names that

@@ -1,8 +1,8 @@
 /*
- * actions: the vocabularies of `act` (SPEC G-9..G-11), parsed from JSON into
- * one internal form before anything touches a display.  A batch is a JSON
- * array of 1..VOCAB_MAX action objects; each object is read in one of
- * three vocabularies, chosen by its keys:
+ * vocab: the vocabularies of `act` (doc/DESIGN.md G-9..G-11), parsed from
+ * JSON into one internal form before anything touches a display.  A batch
+ * is a JSON array of 1..VOCAB_MAX action objects; each object is read in
+ * one of three vocabularies, chosen by its keys:
  *
  *   native     {"kind": "move"|"click"|"down"|"up"|"drag"|"scroll"|"key"|
  *               "type"|"hold"|"wait"|"cursor_position", ...}

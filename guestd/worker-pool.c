@@ -1,6 +1,6 @@
 /*
- * Worker threads for CPU-bound jobs (STYLE: "CPU-heavy work runs on a small
- * worker pool with a bounded queue; results come back to the loop").  The
+ * Worker threads for CPU-bound jobs: they run on a small pool with a
+ * bounded queue and their results come back to the loop.  The
  * queue is a fixed ring guarded by one mutex; workers sleep on a condition
  * variable, so an idle pool costs nothing.  Results go back through
  * loop_post(), the one thread-safe way into the loop.

@@ -1,5 +1,5 @@
 /*
- * Workspace export and import (SPEC G-28, X-3): the portable workspace
+ * Workspace export and import (doc/DESIGN.md G-28, X-3): the portable workspace
  * leaves and enters a computer as one tar stream.
  *
  * The archive work blocks (directory walks, libarchive, disk writes), so
@@ -20,6 +20,7 @@
 #include "autoconf.h"
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
 
 #include <dirent.h>
@@ -35,6 +36,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <openssl/evp.h>
 
 #include "control.h"
 #include "err.h"
@@ -51,11 +53,23 @@
 #define WS_WHY_LEN	256
 #define WS_SAFE_NAME	160	/* an entry name quoted in an error */
 #define WS_MAX_DEPTH	256	/* directory levels we walk or create */
-#define WS_IO_CHUNK	(64 * 1024)
+#define WS_IO_CHUNK	(256 * 1024)	/* file reads: few syscalls per file */
 #define WS_BLOCK	10240	/* tar record size */
 #define WS_TAR_RECORD	512	/* tar block: the end marker is one or two */
 #define WS_SPARSE_HOLES	(64ULL << 20)	/* holes a sparse entry may have */
-#define WS_PIPE_SIZE	(256 * 1024)
+/*
+ * The export's tar leaves libarchive in large writes and crosses the pipe
+ * and the socket in large frames: per 256 MiB that is ~1000 writes, reads
+ * and frames instead of ~26000 (a 10 KiB tar record each), and as many
+ * fewer wake-ups of the loop and of serve.  The archive's bytes are the
+ * same: its last block is still padded to a tar record (WS_BLOCK), so the
+ * end marker lies within the last record, which a restore holds back
+ * until the archive's hash matched.  A frame fits the controller's read
+ * buffer whole (guest-client.c), so it is handed on without a copy.
+ */
+#define WS_EXPORT_BLOCK	(256 * 1024)
+#define WS_EXPORT_FRAME	(224 * 1024)
+#define WS_PIPE_SIZE	(1024 * 1024)
 
 /*
  * guestd's own transient names at the top of the workspace: an import's
@@ -443,14 +457,177 @@ ws_random_name(char *dst, size_t dstlen, const char *prefix)
 
 /* ---- export (worker side) ------------------------------------------------ */
 
+/*
+ * The tree's fingerprint (workspace.h): one sha256 over a record of every
+ * entry the export writes, in the export's order: its path, type, mode,
+ * size, inode, mtime and ctime, and for a "racy" file (its ctime not
+ * older than the walk's start less WS_FP_RACY_NS) the sha256 of its bytes
+ * too.  An unchanged record means an unchanged entry because the kernel
+ * sets ctime on every change of a file's data or metadata and no call
+ * sets it back; the margin covers the coarse clock those times come from
+ * (a change in the same tick as our look keeps the time), and a racy
+ * file is compared by content, as git does.  A write through a shared
+ * writable mapping to a page that is dirty already sets no time at all,
+ * so while any process guestd can see maps a file of the workspace's
+ * filesystem shared and writable there is no fingerprint.
+ */
+#define WS_FP_VERSION	"fp1"
+#define WS_FP_RACY_NS	(2LL * 1000000000LL)
+
+struct ws_fp {
+	EVP_MD_CTX	*md;		/* NULL: no fingerprint */
+	EVP_MD_CTX	*content;	/* a racy file's bytes, in progress */
+	int64_t		 racy_ns;	/* ctimes from here on are racy */
+	int		 failed;	/* the fingerprint cannot be had */
+};
+
 struct ws_export {
-	struct archive		*a;
+	struct archive		*a;	/* NULL: the fingerprint only */
 	struct archive_entry	*e;
 	struct workspace_counts	*cnt;
 	uint8_t			*buf;
 	int			 fd;	/* our dup of the output */
+	struct ws_fp		*fp;	/* NULL: none wanted */
 	char			 path[PATH_MAX];
 };
+
+static int64_t
+ws_ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
+/* One entry's record (its content's digest follows for a racy file). */
+static void
+ws_fp_entry(struct ws_fp *fp, const char *path, const struct stat *st)
+{
+	int64_t	 rec[7];
+
+	if (fp == NULL || fp->failed)
+		return;
+	rec[0] = (int64_t)st->st_mode;
+	rec[1] = S_ISREG(st->st_mode) ? (int64_t)st->st_size : 0;
+	rec[2] = (int64_t)st->st_ino;
+	rec[3] = (int64_t)st->st_mtim.tv_sec;
+	rec[4] = (int64_t)st->st_mtim.tv_nsec;
+	rec[5] = (int64_t)st->st_ctim.tv_sec;
+	rec[6] = (int64_t)st->st_ctim.tv_nsec;
+	if (EVP_DigestUpdate(fp->md, path, strlen(path) + 1) != 1 ||
+	    EVP_DigestUpdate(fp->md, rec, sizeof rec) != 1)
+		fp->failed = 1;
+}
+
+static int
+ws_fp_racy(const struct ws_fp *fp, const struct stat *st)
+{
+	return fp != NULL && !fp->failed && S_ISREG(st->st_mode) &&
+	    ws_ts_ns(&st->st_ctim) >= fp->racy_ns;
+}
+
+static void
+ws_fp_content_begin(struct ws_fp *fp)
+{
+	if (fp->content == NULL && (fp->content = EVP_MD_CTX_new()) == NULL)
+		fp->failed = 1;
+	else if (EVP_DigestInit_ex(fp->content, EVP_sha256(), NULL) != 1)
+		fp->failed = 1;
+}
+
+static void
+ws_fp_content(struct ws_fp *fp, const void *p, size_t n)
+{
+	if (!fp->failed && EVP_DigestUpdate(fp->content, p, n) != 1)
+		fp->failed = 1;
+}
+
+static void
+ws_fp_content_end(struct ws_fp *fp)
+{
+	unsigned char	 md[EVP_MAX_MD_SIZE];
+	unsigned int	 n = 0;
+
+	if (fp->failed)
+		return;
+	if (EVP_DigestFinal_ex(fp->content, md, &n) != 1 ||
+	    EVP_DigestUpdate(fp->md, md, n) != 1)
+		fp->failed = 1;
+}
+
+/*
+ * 1 when no process we can see maps a file of device dev shared and
+ * writable ("rw-s" in /proc/PID/maps): see the comment above.
+ */
+static int
+ws_fp_no_shared_writers(dev_t dev)
+{
+	char		 path[64], line[PATH_MAX + 128], perms[8];
+	unsigned	 maj, min;
+	DIR		*d;
+	FILE		*f;
+	struct dirent	*de;
+	int		 ok = 1;
+
+	if ((d = opendir("/proc")) == NULL)
+		return 0;
+	while (ok && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%.20s/maps", de->d_name);
+		if ((f = fopen(path, "re")) == NULL)
+			continue;	/* gone, or not ours to see */
+		while (ok && fgets(line, sizeof line, f) != NULL) {
+			if (sscanf(line, "%*s %7s %*s %x:%x", perms, &maj,
+			    &min) != 3)
+				continue;
+			if (perms[1] == 'w' && perms[3] == 's' &&
+			    makedev(maj, min) == dev)
+				ok = 0;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return ok;
+}
+
+static int
+ws_fp_begin(struct ws_fp *fp, int rootfd, int64_t start_ns)
+{
+	struct stat	 st;
+
+	memset(fp, 0, sizeof *fp);
+	fp->racy_ns = start_ns - WS_FP_RACY_NS;
+	if ((fp->md = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(fp->md, EVP_sha256(), NULL) != 1 ||
+	    EVP_DigestUpdate(fp->md, WS_FP_VERSION, sizeof WS_FP_VERSION) !=
+	    1 || fstat(rootfd, &st) == -1 || !ws_fp_no_shared_writers(st.st_dev))
+		fp->failed = 1;
+	return 0;
+}
+
+/* "fp1:<start_ns>:<hex>" into dst, or "" when there is none. */
+static void
+ws_fp_end(struct ws_fp *fp, int64_t start_ns, char *dst, size_t len)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	unsigned char		 md[EVP_MAX_MD_SIZE];
+	char			 h[2 * EVP_MAX_MD_SIZE + 1];
+	unsigned int		 n = 0, i;
+
+	if (len > 0)
+		dst[0] = '\0';
+	if (!fp->failed && EVP_DigestFinal_ex(fp->md, md, &n) == 1) {
+		for (i = 0; i < n; i++) {
+			h[2 * i] = hex[md[i] >> 4];
+			h[2 * i + 1] = hex[md[i] & 15];
+		}
+		h[2 * n] = '\0';
+		snprintf(dst, len, "%s:%lld:%s", WS_FP_VERSION,
+		    (long long)start_ns, h);
+	}
+	EVP_MD_CTX_free(fp->md);
+	EVP_MD_CTX_free(fp->content);
+	fp->md = fp->content = NULL;
+}
 
 static int
 ws_export_archive_error(struct ws_export *x)
@@ -478,15 +655,52 @@ ws_export_header(struct ws_export *x, const struct stat *st)
 	return 0;
 }
 
+/* A fingerprint walk's look at a racy file: the sha256 of its bytes. */
+static void
+ws_fp_read(struct ws_export *x, int dirfd, const char *name)
+{
+	ssize_t	 n;
+	int	 fd;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC);
+	if (fd == -1) {
+		x->fp->failed = 1;
+		return;
+	}
+	ws_fp_content_begin(x->fp);
+	while (!x->fp->failed) {
+		n = read(fd, x->buf, WS_IO_CHUNK);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == -1)
+				x->fp->failed = 1;
+			break;
+		}
+		ws_fp_content(x->fp, x->buf, (size_t)n);
+	}
+	ws_fp_content_end(x->fp);
+	close(fd);
+}
+
+/* lst: what the walk saw of the name (the fingerprint's record). */
 static int
-ws_export_file(struct ws_export *x, int dirfd, const char *name)
+ws_export_file(struct ws_export *x, int dirfd, const char *name,
+    const struct stat *lst)
 {
 	struct stat	st;
 	off_t		remain;
 	ssize_t		n;
 	size_t		want;
-	int		fd, r = ERR_INTERNAL;
+	int		fd, r = ERR_INTERNAL, racy = ws_fp_racy(x->fp, lst);
 
+	ws_fp_entry(x->fp, x->path, lst);
+	if (x->a == NULL) {
+		if (racy)
+			ws_fp_read(x, dirfd, name);
+		return 0;
+	}
 	/* O_NONBLOCK: a FIFO swapped in since the fstatat must not hang us. */
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 	    O_CLOEXEC);
@@ -495,15 +709,22 @@ ws_export_file(struct ws_export *x, int dirfd, const char *name)
 			log_warn("workspace.export_skip", "errno=%d", errno);
 			x->cnt->skipped++;
 		}
+		/* Not in the archive: a later walk cannot match it. */
+		if (x->fp != NULL)
+			x->fp->failed = 1;
 		return 0;
 	}
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
 		x->cnt->skipped++;
+		if (x->fp != NULL)
+			x->fp->failed = 1;
 		r = 0;
 		goto out;
 	}
 	if ((r = ws_export_header(x, &st)) != 0)
 		goto out;
+	if (racy)
+		ws_fp_content_begin(x->fp);
 	/*
 	 * A file that shrinks meanwhile is padded with zeros by libarchive
 	 * at finish_entry; one that grows is cut at the size in the header.
@@ -521,11 +742,15 @@ ws_export_file(struct ws_export *x, int dirfd, const char *name)
 		}
 		if (n == 0)
 			break;
+		if (racy)
+			ws_fp_content(x->fp, x->buf, (size_t)n);
 		if (archive_write_data(x->a, x->buf, (size_t)n) < 0) {
 			r = ws_export_archive_error(x);
 			goto out;
 		}
 	}
+	if (racy)
+		ws_fp_content_end(x->fp);
 	if (archive_write_finish_entry(x->a) < ARCHIVE_WARN) {
 		r = ws_export_archive_error(x);
 		goto out;
@@ -572,7 +797,7 @@ ws_export_dir(struct ws_export *x, int dirfd, size_t plen, int depth)
 				x->cnt->skipped++;
 				continue;
 			}
-			r = ws_export_file(x, dirfd, names[i]);
+			r = ws_export_file(x, dirfd, names[i], &st);
 		} else if (S_ISDIR(st.st_mode)) {
 			if (depth >= WS_MAX_DEPTH ||
 			    workspace_export_skip(x->path, 1)) {
@@ -586,9 +811,11 @@ ws_export_dir(struct ws_export *x, int dirfd, size_t plen, int depth)
 					x->cnt->skipped++;
 				continue;
 			}
+			ws_fp_entry(x->fp, x->path, &st);
 			if (fstat(fd, &st) == -1)
 				r = ws_errno_code(errno);
-			else if ((r = ws_export_header(x, &st)) == 0)
+			else if ((x->a == NULL ||
+			    (r = ws_export_header(x, &st)) == 0))
 				r = ws_export_dir(x, fd,
 				    plen + (plen ? 1 : 0) + nlen, depth + 1);
 			close(fd);
@@ -621,10 +848,52 @@ ws_export_mute(int fd)
 	return r;
 }
 
+static int64_t
+ws_now_ns(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ws_ts_ns(&ts);
+}
+
+int
+workspace_fingerprint_fd(int rootfd, int64_t start_ns, char *fp,
+    size_t fplen)
+{
+	struct workspace_counts	 cnt;
+	struct ws_export	 x;
+	struct ws_fp		 f;
+	int			 r;
+
+	memset(&cnt, 0, sizeof cnt);
+	memset(&x, 0, sizeof x);
+	x.fd = -1;
+	x.cnt = &cnt;
+	x.fp = &f;
+	x.buf = xmalloc(WS_IO_CHUNK);
+	ws_fp_begin(&f, rootfd, start_ns);
+	r = ws_export_dir(&x, rootfd, 0, 0);
+	if (r != 0)
+		f.failed = 1;
+	ws_fp_end(&f, start_ns, fp, fplen);
+	free(x.buf);
+	return r;
+}
+
 int
 workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt)
 {
+	return workspace_export_fd_fp(rootfd, outfd, cnt, NULL, 0);
+}
+
+int
+workspace_export_fd_fp(int rootfd, int outfd, struct workspace_counts *cnt,
+    char *fp, size_t fplen)
+{
 	struct ws_export	x;
+	struct ws_fp		f;
+	int64_t			start_ns = ws_now_ns();
 	int			r = ERR_INTERNAL;
 
 	memset(cnt, 0, sizeof *cnt);
@@ -632,6 +901,10 @@ workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt)
 	x.fd = -1;
 	x.cnt = cnt;
 	x.buf = xmalloc(WS_IO_CHUNK);
+	if (fp != NULL) {
+		ws_fp_begin(&f, rootfd, start_ns);
+		x.fp = &f;
+	}
 	if ((x.a = archive_write_new()) == NULL ||
 	    (x.e = archive_entry_new()) == NULL) {
 		r = ERR_NOMEM;
@@ -643,6 +916,10 @@ workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt)
 		goto out;
 	}
 	if (archive_write_set_format_pax_restricted(x.a) != ARCHIVE_OK ||
+	    archive_write_set_bytes_per_block(x.a, WS_EXPORT_BLOCK) !=
+	    ARCHIVE_OK ||
+	    archive_write_set_bytes_in_last_block(x.a, WS_BLOCK) !=
+	    ARCHIVE_OK ||
 	    archive_write_open_fd(x.a, x.fd) != ARCHIVE_OK) {
 		r = ws_export_archive_error(&x);
 		goto out;
@@ -671,6 +948,11 @@ out:
 		archive_write_free(x.a);
 	if (x.fd != -1)
 		close(x.fd);
+	if (fp != NULL) {
+		if (r != 0)
+			f.failed = 1;
+		ws_fp_end(&f, start_ns, fp, fplen);
+	}
 	free(x.buf);
 	return r;
 }
@@ -1052,7 +1334,8 @@ workspace_extract_fd(int tarfd, int stagefd,
 		return ERR_NOMEM;
 	/* Tar only (ustar, pax, GNU); no compression filters. */
 	archive_read_support_format_tar(x.a);
-	if (archive_read_open_fd(x.a, tarfd, WS_BLOCK) != ARCHIVE_OK) {
+	/* Large reads: few pipe reads and file writes per large file. */
+	if (archive_read_open_fd(x.a, tarfd, WS_IO_CHUNK) != ARCHIVE_OK) {
 		r = ws_extract_archive_error(&x);
 		goto out;
 	}
@@ -1648,6 +1931,7 @@ struct ws_job {
 	struct control_conn	*conn;
 	uint32_t		 id;
 	int			 import;
+	int			 fponly;	/* workspace.fingerprint */
 	int			 refs;		/* loop thread only */
 	int			 live;		/* the request awaits a reply */
 
@@ -1668,6 +1952,9 @@ struct ws_job {
 	int			 rc;
 	struct workspace_counts	 cnt;
 	char			 why[WS_WHY_LEN];
+	char			 fp[WS_FP_MAX];	/* export: the new one */
+	int			 same;		/* fponly: fp still holds */
+	char			 since[WS_FP_MAX];	/* fponly: asked */
 
 	struct workspace_limits	 lim;
 	uint8_t			*buf;		/* export: one chunk */
@@ -1719,6 +2006,10 @@ ws_job_reply(struct ws_job *j)
 	if (j->rc != 0) {
 		control_reply_error(j->conn, j->id, j->rc,
 		    j->why[0] != '\0' ? j->why : NULL);
+	} else if (j->fponly) {
+		control_reply(j->conn, j->id, json_pack("{s:b}", "unchanged",
+		    j->same));
+		log_info("workspace.fingerprint", "unchanged=%d", j->same);
 	} else if (j->import) {
 		res = json_pack("{s:I, s:I}",
 		    "entries", (json_int_t)j->cnt.entries,
@@ -1729,10 +2020,11 @@ ws_job_reply(struct ws_job *j)
 		    (unsigned long long)j->cnt.bytes);
 	} else {
 		control_send_data(j->conn, j->id, PROTO_CH_DATA, "", 0, 1);
-		res = json_pack("{s:I, s:I, s:I}",
+		res = json_pack("{s:I, s:I, s:I, s:s}",
 		    "bytes", (json_int_t)j->sent,
 		    "entries", (json_int_t)j->cnt.entries,
-		    "skipped", (json_int_t)j->cnt.skipped);
+		    "skipped", (json_int_t)j->cnt.skipped,
+		    "fingerprint", j->fp);
 		control_reply(j->conn, j->id, res);
 		log_info("workspace.exported", "bytes=%llu entries=%llu "
 		    "skipped=%llu", (unsigned long long)j->sent,
@@ -1750,7 +2042,7 @@ ws_maybe_finish(struct ws_job *j)
 {
 	if (!j->live || !j->worker_done)
 		return;
-	if (j->import ? j->got_end : j->eof)
+	if (j->fponly || (j->import ? j->got_end : j->eof))
 		ws_job_reply(j);
 }
 
@@ -1834,15 +2126,16 @@ ws_export_worker(void *arg)
 	int		 rootfd;
 
 	/*
-	 * SPEC G-25 asks for bot browsers to be quiesced before an export;
-	 * guestd starts no browsers yet, so there is nothing to pause here.
+	 * The bots' browsers were closed before this job was queued
+	 * (workspace_op_export, doc/DESIGN.md G-25): profiles copy whole.
 	 */
 	rootfd = open(guestd.workspace, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC);
 	if (rootfd == -1)
 		j->rc = ws_errno_code(errno);
 	else {
-		j->rc = workspace_export_fd(rootfd, j->workerfd, &j->cnt);
+		j->rc = workspace_export_fd_fp(rootfd, j->workerfd, &j->cnt,
+		    j->fp, sizeof j->fp);
 		close(rootfd);
 	}
 	/* EOF for the loop side. */
@@ -1862,7 +2155,7 @@ ws_export_readable(struct loop_fd *lf, int events, void *arg)
 	int		 fd = loop_fd_get(lf);
 
 	for (;;) {
-		n = read(fd, j->buf, PROTO_CHUNK);
+		n = read(fd, j->buf, WS_EXPORT_FRAME);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n > 0) {
@@ -1932,7 +2225,7 @@ workspace_op_export(struct control_conn *c, uint32_t id, json_t *args,
 	if ((r = ws_pipe(p)) != 0)
 		return r;
 	j = ws_job_new(c, id, 0);
-	j->buf = xmalloc(PROTO_CHUNK);
+	j->buf = xmalloc(WS_EXPORT_FRAME);
 	j->workerfd = p[1];
 	if ((j->lf = loop_fd_add(p[0], ws_export_readable, j)) == NULL) {
 		ws_unref(j);
@@ -2024,27 +2317,20 @@ static int
 ws_import_data(struct control_stream *s, const uint8_t *p, size_t n, int end)
 {
 	struct ws_job	*j = (struct ws_job *)s;
-	ssize_t		 w;
+	int		 r;
 
 	j->busy = 0;
 	if (j->consumed > n)	/* not the frame we held: start over */
 		j->consumed = 0;
-	while (!j->discard && j->lf != NULL && j->consumed < n) {
-		w = write(loop_fd_get(j->lf), p + j->consumed,
-		    n - j->consumed);
-		if (w > 0) {
-			j->consumed += (size_t)w;
-			continue;
-		}
-		if (w == -1 && errno == EINTR)
-			continue;
-		if (w == -1 && errno == EAGAIN) {
+	if (!j->discard && j->lf != NULL && j->consumed < n) {
+		r = loop_fd_write_pending(j->lf, p, n, &j->consumed);
+		if (r == 0) {
 			j->busy = 1;
-			loop_fd_want_write(j->lf);
 			return ERR_BUSY;
 		}
 		/* EPIPE: the worker failed early and will say why. */
-		j->discard = 1;
+		if (r < 0)
+			j->discard = 1;
 	}
 	j->consumed = 0;
 	if (end) {
@@ -2095,5 +2381,81 @@ workspace_op_import(struct control_conn *c, uint32_t id, json_t *args,
 	j->live = 1;
 	ws_import_running = 1;
 	control_stream_attach(c, &j->st, id, &ws_import_ops);
+	return 0;
+}
+
+/* ---- workspace.fingerprint ----------------------------------------------- */
+
+static void *
+ws_fp_worker(void *arg)
+{
+	struct ws_job	*j = arg;
+	char		 fp[WS_FP_MAX];
+	long long	 start_ns = 0;
+	int		 rootfd;
+
+	j->same = 0;
+	/* The clock went back since: the times prove nothing. */
+	if (sscanf(j->since, WS_FP_VERSION ":%lld:", &start_ns) != 1 ||
+	    start_ns <= 0 || ws_now_ns() < start_ns)
+		goto out;
+	rootfd = open(guestd.workspace, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (rootfd == -1) {
+		j->rc = ws_errno_code(errno);
+		goto out;
+	}
+	if (workspace_fingerprint_fd(rootfd, start_ns, fp, sizeof fp) == 0 &&
+	    fp[0] != '\0' && strcmp(fp, j->since) == 0)
+		j->same = 1;
+	close(rootfd);
+out:
+	loop_post(ws_worker_posted, j);
+	return NULL;
+}
+
+static int
+ws_fp_data(struct control_stream *s, const uint8_t *p, size_t n, int end)
+{
+	return 0;
+}
+
+static const struct control_stream_ops ws_fp_ops = {
+	NULL, ws_fp_data, ws_job_abort
+};
+
+int
+workspace_op_fingerprint(struct control_conn *c, uint32_t id, json_t *args,
+    char *detail, size_t detaillen)
+{
+	struct ws_job	*j;
+	const char	*since = NULL;
+	int		 r;
+
+	if (json_unpack(args, "{s:s}", "since", &since) != 0 ||
+	    strlen(since) >= WS_FP_MAX) {
+		snprintf(detail, detaillen, "args.since: a fingerprint");
+		return ERR_BAD_REQUEST;
+	}
+	/* Closing the browsers writes their profiles: as for an export,
+	 * the tree is looked at as an export would see it (G-25). */
+	if (!ws_quiesced) {
+		ws_quiesced = 1;
+		r = browser_quiesce_then(c, id, args, detail, detaillen,
+		    workspace_op_fingerprint);
+		ws_quiesced = 0;
+		return r;
+	}
+	j = ws_job_new(c, id, 0);
+	j->fponly = 1;
+	snprintf(j->since, sizeof j->since, "%s", since);
+	j->refs++;	/* the worker's, released by ws_worker_posted() */
+	if ((r = ws_thread_start(ws_fp_worker, j)) != 0) {
+		j->refs--;
+		ws_unref(j);
+		return r;
+	}
+	j->live = 1;
+	control_stream_attach(c, &j->st, id, &ws_fp_ops);
 	return 0;
 }

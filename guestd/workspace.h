@@ -1,5 +1,5 @@
 /*
- * Workspace export and import (SPEC G-28) with libarchive.
+ * Workspace export and import (doc/DESIGN.md G-28) with libarchive.
  *
  * workspace.export streams a pax tar of directories and regular files as
  * binary frames, leaving out only the temporary cache and lock files inside
@@ -73,6 +73,25 @@ int	workspace_extract_fd(int tarfd, int stagefd,
  * Only a complete export ends with the end-of-archive marker.
  */
 int	workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt);
+
+/*
+ * The tree's fingerprint, "fp1:<start_ns>:<sha256 hex>" (workspace.c
+ * says what it covers and why an equal one means an equal export), or ""
+ * when the tree cannot have one.  WS_FP_MAX bytes hold it.
+ *   workspace_export_fd_fp: the export, and the fingerprint of what it
+ *     wrote (start_ns: when it began);
+ *   workspace_fingerprint_fd: the same walk without the archive, with
+ *     the start_ns of the fingerprint it is to be compared with.
+ */
+#define WS_FP_MAX	128
+int	workspace_export_fd_fp(int rootfd, int outfd,
+	    struct workspace_counts *cnt, char *fp, size_t fplen);
+int	workspace_fingerprint_fd(int rootfd, int64_t start_ns, char *fp,
+	    size_t fplen);
+/* workspace.fingerprint {"since": FP}: {"unchanged": true} when the tree
+ * still has fingerprint FP, so its export would be the same archive. */
+int	workspace_op_fingerprint(struct control_conn *, uint32_t, json_t *,
+	    char *, size_t);
 
 /* 1 when a top-level workspace name is guestd's own (".rakazo-*"): export
  * leaves it out and import refuses it. */

@@ -1,5 +1,5 @@
 /*
- * input: XTest injection of a parsed batch, as a resumable executor.
+ * xtest: XTest injection of a parsed batch, as a resumable executor.
  *
  * Each xtest_run() applies actions in order.  A round trip per action
  * would cost more than the action (200 clicks: 14 ms instead of 6), so the

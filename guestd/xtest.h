@@ -1,7 +1,7 @@
 /*
- * input: apply a parsed action batch (vocab.h) to an X display with
- * XTest, in order (SPEC G-9, G-10).  The executor is a state machine so
- * waits and held keys never block guestd's loop: xtest_run() works until
+ * xtest: apply a parsed action batch (vocab.h) to an X display with
+ * XTest, in order (doc/DESIGN.md G-9, G-10).  The executor is a state machine
+ * so waits and held keys never block guestd's loop: xtest_run() works until
  * the batch needs time to pass, then returns XTEST_AGAIN with the delay
  * after which the caller (a loop timer) must call it again.
  *
@@ -12,7 +12,7 @@
  * after a fake event was sent makes the failing action "uncertain": it may
  * have had an effect, and nothing is ever replayed.
  *
- * The Display belongs to the caller (display.c); input only borrows it,
+ * The Display belongs to the caller (display.c); xtest only borrows it,
  * installs its own X error handler while it runs, and puts the previous
  * one back before returning.
  */

@@ -3,7 +3,19 @@
 # Debian 12.  Idempotent: packages already present are left alone and apt is
 # not even called then, so the README's commands and .ci/run can all call it
 # on every run.  As a normal user it uses sudo; as root it needs nothing.
+#
+#   --docker   also the Docker engine and debootstrap, for the image test
+#              (tests/integration/image-docker.sh) and tests/lib-docker.sh;
+#              .ci/run passes it.  RAKAZO_DEPS_DOCKER=1 does the same.
 set -eu
+
+want_docker=${RAKAZO_DEPS_DOCKER:-0}
+for a in "$@"; do
+	case "$a" in
+	--docker) want_docker=1 ;;
+	*) echo "usage: $0 [--docker]" >&2; exit 2 ;;
+	esac
+done
 
 # Build: the autotools chain and the libraries configure checks for.
 # Tests: cmocka (unit), clang + compiler-rt (ASan/UBSan, libFuzzer),
@@ -19,16 +31,26 @@ autoconf automake libtool pkg-config make gcc libc6-dev
 clang libclang-rt-14-dev llvm-14
 libwebsockets-dev libjansson-dev libcmocka-dev libarchive-dev libssl-dev
 libx11-dev libxext-dev libxdamage-dev libxfixes-dev libxtst-dev
-libturbojpeg0-dev libpng-dev xvfb x11-utils x11-apps
+libturbojpeg0-dev libjpeg62-turbo-dev zlib1g-dev libpng-dev xvfb x11-utils x11-apps
 twm xfonts-base
 novnc xterm
 chromium jq
 libvncserver-dev
 libnss-wrapper
 libsqlite3-dev libcurl4-openssl-dev curl python3 file
+libpq-dev postgresql
 mandoc bash coreutils findutils diffutils grep sed procps psmisc
 util-linux passwd tar xz-utils gzip ca-certificates
+dpkg-dev debhelper lintian
 "
+# Packaging: dpkg-dev, debhelper and lintian for .ci/run's
+# `dpkg-buildpackage -us -uc -b` step (packaging/debian).
+# Docker: the engine (dockerd; tests start it themselves where no systemd
+# runs one) and debootstrap, which makes the Debian base image the tests
+# build the computer image on (no registry is reachable from CI).
+if [ "$want_docker" = 1 ]; then
+	PKGS="$PKGS docker.io debootstrap"
+fi
 
 missing=""
 for p in $PKGS; do

@@ -66,24 +66,8 @@ die() {
 	exit 1
 }
 
-# The URI apt on this host uses for suite $1 (deb822 or one-line format).
-apt_uri() {
-	local f
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk -v suite="$1" '
-		    /^$/ { if (ok && uri != "") { print uri; exit } ok = 0; uri = "" }
-		    /^URIs:/ { uri = $2 }
-		    /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == suite) ok = 1 }
-		    END { if (ok && uri != "") print uri }' "$f"
-	done | head -n 1
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		awk -v suite="$1" '$1 == "deb" {
-		    for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i !~ /\]$/) break
-		    if ($(i + 1) == suite) print $i }' "$f"
-	done | head -n 1
-}
+# apt_uri SUITE: the mirror apt on this host uses.
+. "$SRC/tests/lib-apt.sh"
 
 # ---- the inner part: in a private mount namespace --------------------------
 if [ "${1:-}" = "--inner" ]; then

@@ -4,6 +4,11 @@
 # Readiness is a FIFO the controller writes its port into: no sleeps.
 # On exit the controller and every guestd it started (found by this test's
 # private data directory in their command lines) are stopped.
+#
+# RAKAZO_TEST_STORE=postgres (`make check-postgres`) runs the same test
+# against a PostgreSQL cluster of its own (tests/lib-postgres.sh): every
+# controller the test starts shares that database (DATABASE_URL, so the
+# password stays out of command lines), and the cluster goes at exit.
 
 CTL_DATA="$T/data"
 # Display slots of our own, inherited by the guestd the provider starts, so
@@ -44,10 +49,32 @@ ctl_cleanup() {
 			tail -20 "$l" >&2
 		done
 	fi
+	[ -z "${PG_DIR:-}" ] || pg_stop
 	(exit "$rc")
 	t_cleanup
 }
 trap ctl_cleanup EXIT
+
+CTL_STORE=""
+if [ "${RAKAZO_TEST_STORE:-sqlite}" = postgres ]; then
+	. "$top_srcdir/tests/lib-postgres.sh"
+	pg_available || {
+		echo "# RAKAZO_TEST_STORE=postgres: no PostgreSQL server"
+		exit 77
+	}
+	pg_start || t_fail "the PostgreSQL cluster did not start"
+	CTL_STORE=$PG_URL
+fi
+
+# ctl_sql SQL: one statement on the state store this test runs against
+# (SQLite's state.db, or the PostgreSQL cluster); prints the rows.
+ctl_sql() {
+	if [ -n "$CTL_STORE" ]; then
+		pg_sql "$1"
+	else
+		sqlite3 "$CTL_DATA/state.db" "$1"
+	fi
+}
 
 # ctl_serve NAME LOG [serve args...]: a rakazoctl serve on this test's
 # data directory (several may share it, C-2); waits until it listens and
@@ -58,6 +85,7 @@ ctl_serve() {
 	shift 2
 	rm -f "$_ready"
 	mkfifo "$_ready"
+	DATABASE_URL=$CTL_STORE \
 	"$RAKAZOCTL" serve --listen 127.0.0.1:0 --data-dir "$CTL_DATA" \
 	    --token-file "$CTL_TOKEN" --guestd "$GUESTD" \
 	    --ready-file "$_ready" --log-level debug "$@" >>"$_log" 2>&1 &

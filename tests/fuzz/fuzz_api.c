@@ -47,7 +47,7 @@ fuzz_init(void)
 {
 	struct provider_config	 pc;
 	struct provider		*prov = NULL;
-	char			 err[256];
+	struct errmsg		 err;
 
 	snprintf(fuzz_dir, sizeof fuzz_dir, "/tmp/fuzz_api.XXXXXX");
 	if (mkdtemp(fuzz_dir) == NULL)
@@ -56,7 +56,7 @@ fuzz_init(void)
 	log_init("fuzz_api", LOG_LVL_ERROR);
 	memset(&pc, 0, sizeof pc);
 	pc.data_dir = fuzz_dir;
-	if (provider_new(&prov, "fake", &pc, err, sizeof err) != 0)
+	if (provider_new(&prov, "fake", &pc, &err) != 0)
 		abort();
 	fuzz_api.store_url = fuzz_dir;
 	fuzz_api.lock_dir = fuzz_dir;

@@ -245,7 +245,8 @@ main(int argc, char **argv)
 	struct gclient		*gc;
 	struct shot		 s;
 	const char		*out = NULL;
-	char			 err[256], *dump;
+	struct errmsg		 err;
+	char			 *dump;
 	json_t			*args, *res;
 	json_error_t		 je;
 	uint64_t		*times, t0;
@@ -289,8 +290,8 @@ main(int argc, char **argv)
 	args = json_loads(argv[optind + 1], JSON_REJECT_DUPLICATES, &je);
 	if (!json_is_object(args))
 		return 2;
-	if (gclient_connect(&gc, &o, err, sizeof err) != 0) {
-		printf("connect-failed %s\n", err);
+	if (gclient_connect(&gc, &o, &err) != 0) {
+		printf("connect-failed %s\n", err.msg);
 		json_decref(args);
 		free((char *)o.secret);
 		return 1;

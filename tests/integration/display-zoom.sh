@@ -49,10 +49,30 @@ while pos < len(png):
 raw = zlib.decompress(idat)
 row = 1 + 3 * w
 assert len(raw) == row * h
+# Undo the filter of each row (PNG 1.2, section 6): any of the five is valid.
+rows, prev = [], bytearray(3 * w)
+for y in range(h):
+    f, cur = raw[y * row], bytearray(raw[y * row + 1:(y + 1) * row])
+    for i in range(len(cur)):
+        a = cur[i - 3] if i >= 3 else 0
+        b, c = prev[i], prev[i - 3] if i >= 3 else 0
+        if f == 1:
+            cur[i] = (cur[i] + a) & 255
+        elif f == 2:
+            cur[i] = (cur[i] + b) & 255
+        elif f == 3:
+            cur[i] = (cur[i] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            cur[i] = (cur[i] + (a if pa <= pb and pa <= pc else
+                                b if pb <= pc else c)) & 255
+        else:
+            assert f == 0, "filter %d" % f
+    rows.append(cur)
+    prev = cur
 def px(x, y):
-    o = y * row
-    assert raw[o] == 0, "filter %d" % raw[o]
-    return raw[o + 1 + 3 * x:o + 4 + 3 * x].hex()
+    return bytes(rows[y][3 * x:3 * x + 3]).hex()
 r = z["region"]
 out = ["%dx%d" % (w, h), "%dx%d" % (z["width"], z["height"]),
     "%d,%d,%d,%d" % (r["x"], r["y"], r["width"], r["height"]),

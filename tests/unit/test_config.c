@@ -44,7 +44,7 @@ table(struct config_opt *o, struct settings *s)
 }
 
 static int
-run(struct settings *s, int *next, char *err, char **argv)
+run(struct settings *s, int *next, struct errmsg *err, char **argv)
 {
 	struct config_opt	 o[5];
 	int			 argc = 0;
@@ -52,7 +52,7 @@ run(struct settings *s, int *next, char *err, char **argv)
 	table(o, s);
 	while (argv[argc] != NULL)
 		argc++;
-	return config_parse(o, 5, argc, argv, next, err, 256);
+	return config_parse(o, 5, argc, argv, next, err);
 }
 
 static int
@@ -73,10 +73,10 @@ test_flags(void **state)
 	    "--workers=8", "--verbose", "--max-size", "64M", "rest", "--x",
 	    NULL };
 	struct settings	 s;
-	char		 err[256];
+	struct errmsg	 err;
 	int		 next = -1;
 
-	assert_int_equal(run(&s, &next, err, argv), 0);
+	assert_int_equal(run(&s, &next, &err, argv), 0);
 	assert_string_equal(s.listen, "1.2.3.4:5");
 	assert_int_equal(s.workers, 8);
 	assert_int_equal(s.verbose, 1);
@@ -92,16 +92,16 @@ test_double_dash(void **state)
 	    NULL };
 	char		*none[] = { "prog", NULL };
 	struct settings	 s;
-	char		 err[256];
+	struct errmsg	 err;
 	int		 next = -1;
 
-	assert_int_equal(run(&s, &next, err, argv), 0);
+	assert_int_equal(run(&s, &next, &err, argv), 0);
 	assert_int_equal(next, 3);
 	assert_int_equal(s.workers, 4);
 	/* Parsing twice works: getopt state is reset. */
-	assert_int_equal(run(&s, &next, err, argv), 0);
+	assert_int_equal(run(&s, &next, &err, argv), 0);
 	assert_int_equal(next, 3);
-	assert_int_equal(run(&s, &next, err, none), 0);
+	assert_int_equal(run(&s, &next, &err, none), 0);
 	assert_int_equal(next, 1);
 	assert_string_equal(s.listen, "default");
 }
@@ -111,14 +111,14 @@ test_env(void **state)
 {
 	char		*argv[] = { "prog", "--workers", "2", NULL };
 	struct settings	 s;
-	char		 err[256];
+	struct errmsg	 err;
 	int		 next;
 
 	setenv("TEST_LISTEN", "[::1]:80", 1);
 	setenv("TEST_WORKERS", "not-a-number", 1);
 	setenv("TEST_VERBOSE", "true", 1);
 	/* The flag wins, so the bad TEST_WORKERS is never looked at. */
-	assert_int_equal(run(&s, &next, err, argv), 0);
+	assert_int_equal(run(&s, &next, &err, argv), 0);
 	assert_string_equal(s.listen, "[::1]:80");
 	assert_int_equal(s.workers, 2);
 	assert_int_equal(s.verbose, 1);
@@ -130,20 +130,20 @@ test_env_errors(void **state)
 {
 	char		*argv[] = { "prog", NULL };
 	struct settings	 s;
-	char		 err[256];
+	struct errmsg	 err;
 	int		 next;
 
 	setenv("TEST_MAX", "2G", 1);
-	assert_int_equal(run(&s, &next, err, argv), ERR_CONFIG);
-	assert_non_null(strstr(err, "TEST_MAX"));
-	assert_non_null(strstr(err, "2G"));
+	assert_int_equal(run(&s, &next, &err, argv), ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "TEST_MAX"));
+	assert_non_null(strstr(err.msg, "2G"));
 	setup(state);
 	setenv("TEST_VERBOSE", "maybe", 1);
-	assert_int_equal(run(&s, &next, err, argv), ERR_CONFIG);
-	assert_non_null(strstr(err, "TEST_VERBOSE"));
+	assert_int_equal(run(&s, &next, &err, argv), ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "TEST_VERBOSE"));
 	setup(state);
 	setenv("TEST_VERBOSE", "0", 1);
-	assert_int_equal(run(&s, &next, err, argv), 0);
+	assert_int_equal(run(&s, &next, &err, argv), 0);
 	assert_int_equal(s.verbose, 0);
 	setup(state);
 }
@@ -158,23 +158,23 @@ test_flag_errors(void **state)
 	char		*a5[] = { "prog", "--verbose=1", NULL };
 	char		*a6[] = { "prog", "--max-size", "10Q", NULL };
 	struct settings	 s;
-	char		 err[256];
+	struct errmsg	 err;
 	int		 next;
 
-	assert_int_equal(run(&s, &next, err, a1), ERR_CONFIG);
-	assert_non_null(strstr(err, "--workers"));
-	assert_non_null(strstr(err, "1 to 64"));
-	assert_int_equal(run(&s, &next, err, a2), ERR_CONFIG);
-	assert_non_null(strstr(err, "\"12x\""));
-	assert_int_equal(run(&s, &next, err, a3), ERR_CONFIG);
-	assert_non_null(strstr(err, "--listen"));
-	assert_int_equal(run(&s, &next, err, a4), ERR_CONFIG);
-	assert_non_null(strstr(err, "--bogus"));
-	assert_null(strstr(err, "val"));
-	assert_int_equal(run(&s, &next, err, a5), ERR_CONFIG);
-	assert_non_null(strstr(err, "--verbose"));
-	assert_int_equal(run(&s, &next, err, a6), ERR_CONFIG);
-	assert_non_null(strstr(err, "--max-size"));
+	assert_int_equal(run(&s, &next, &err, a1), ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "--workers"));
+	assert_non_null(strstr(err.msg, "1 to 64"));
+	assert_int_equal(run(&s, &next, &err, a2), ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "\"12x\""));
+	assert_int_equal(run(&s, &next, &err, a3), ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "--listen"));
+	assert_int_equal(run(&s, &next, &err, a4), ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "--bogus"));
+	assert_null(strstr(err.msg, "val"));
+	assert_int_equal(run(&s, &next, &err, a5), ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "--verbose"));
+	assert_int_equal(run(&s, &next, &err, a6), ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "--max-size"));
 }
 
 static void
@@ -183,15 +183,15 @@ test_secret_not_echoed(void **state)
 	struct config_opt	 o[1];
 	int64_t			 v = 0;
 	char			*argv[] = { "prog", "--api-key=hunter2", NULL };
-	char			 err[256];
+	struct errmsg		 err;
 	int			 next;
 
 	o[0] = (struct config_opt){ "api-key", "TEST_API_KEY", CONFIG_INT,
 	    &v, 0, 10, "" };
-	assert_int_equal(config_parse(o, 1, 2, argv, &next, err, sizeof(err)),
+	assert_int_equal(config_parse(o, 1, 2, argv, &next, &err),
 	    ERR_CONFIG);
-	assert_non_null(strstr(err, "--api-key"));
-	assert_null(strstr(err, "hunter2"));
+	assert_non_null(strstr(err.msg, "--api-key"));
+	assert_null(strstr(err.msg, "hunter2"));
 }
 
 static void

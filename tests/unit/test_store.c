@@ -1,5 +1,6 @@
 /*
- * store + store-sqlite, run, activity: a real SQLite file in a temp dir.
+ * store + its backend, run, activity: a real SQLite file in a temp dir, or
+ * a real PostgreSQL database (RAKAZO_TEST_STORE_URL; tests/unit/store-pg.sh).
  * Migrations apply once and survive reopening; rows round-trip; runs open
  * and close with endReasons; the reconciler opens and closes rows to match
  * what is alive; activity text is redacted before it is stored.
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "unit-tmpdir.h"
+#include "unit-store.h"
 
 #include "err.h"
 #include "store.h"
@@ -27,7 +29,9 @@ static int
 setup(void **state)
 {
 	(void)state;
-	return unit_tmpdir_new("test_store");
+	if (unit_tmpdir_new("test_store") != 0)
+		return -1;
+	return unit_store_reset();
 }
 
 static int
@@ -41,9 +45,9 @@ static struct store *
 open_store(void)
 {
 	struct store	*s = NULL;
-	char		 err[256];
+	struct errmsg	 err;
 
-	assert_int_equal(store_open(&s, unit_tmpdir, err, sizeof err), 0);
+	assert_int_equal(store_open(&s, unit_store_url(), &err), 0);
 	assert_non_null(s);
 	return s;
 }
@@ -62,15 +66,70 @@ add_computer(struct store *s, const char *id)
 	assert_int_equal(store_computer_create(s, &c), 0);
 }
 
+/* store_end: an error rolls the frame back, 0 commits it. */
+static void
+test_end(void **state)
+{
+	struct store		*s;
+	struct store_computer	 c;
+
+	(void)state;
+	s = open_store();
+	assert_int_equal(store_begin(s), 0);
+	add_computer(s, "gone");
+	assert_int_equal(store_end(s, ERR_BUSY), ERR_BUSY);
+	assert_false(store_in_tx(s));
+	assert_int_equal(store_computer_get(s, "gone", &c), ERR_NOT_FOUND);
+	assert_int_equal(store_begin(s), 0);
+	add_computer(s, "kept");
+	assert_int_equal(store_end(s, 0), 0);
+	assert_false(store_in_tx(s));
+	assert_int_equal(store_computer_get(s, "kept", &c), 0);
+	store_free(s);
+}
+
+/*
+ * A conflict inside a frame is an answer, not the frame's end: SQLite
+ * carries on after it, and PostgreSQL must too (no aborted transaction).
+ */
+static void
+test_exists_in_frame(void **state)
+{
+	struct store		*s;
+	struct store_computer	 c;
+	struct store_home_rev	 h;
+
+	(void)state;
+	s = open_store();
+	assert_int_equal(store_begin(s), 0);
+	add_computer(s, "one");
+	memset(&c, 0, sizeof c);
+	snprintf(c.id, sizeof c.id, "one");
+	assert_int_equal(store_computer_create(s, &c), ERR_EXISTS);
+	assert_int_equal(store_uid_add(s, "one", 200000, 1), 0);
+	assert_int_equal(store_uid_add(s, "two", 200000, 1), ERR_EXISTS);
+	memset(&h, 0, sizeof h);
+	snprintf(h.computer, sizeof h.computer, "one");
+	h.revision = 1;
+	assert_int_equal(store_home_rev_add(s, &h), 0);
+	assert_int_equal(store_home_rev_add(s, &h), ERR_EXISTS);
+	add_computer(s, "two");
+	assert_int_equal(store_end(s, 0), 0);
+	assert_int_equal(store_computer_get(s, "two", &c), 0);
+	assert_int_equal(store_home_rev_latest(s, "one", &h), 0);
+	assert_int_equal(h.revision, 1);
+	store_free(s);
+}
+
 static void
 test_migrate_reopen(void **state)
 {
 	struct store	*s;
 	int64_t		 v1, v2;
-	char		 err[256];
+	struct errmsg	 err;
 
 	s = open_store();
-	assert_string_equal(store_backend(s), "sqlite");
+	assert_string_equal(store_backend(s), unit_store_backend());
 	assert_int_equal(store_schema_version(s, &v1), 0);
 	assert_true(v1 >= 1);
 	store_free(s);
@@ -79,8 +138,14 @@ test_migrate_reopen(void **state)
 	assert_int_equal(v1, v2);
 	assert_int_equal(store_health(s), 0);
 	store_free(s);
-	assert_int_equal(store_open(&s, "postgres://x/y", err, sizeof err),
-	    ERR_CONFIG);
+	assert_int_equal(store_open(&s, "mysql://x/y", &err), ERR_CONFIG);
+	assert_null(s);
+	assert_int_equal(store_open(&s, "postgres://u:pw@127.0.0.1:1/y?x=%zz",
+	    &err), ERR_CONFIG);
+	assert_null(strstr(err.msg, "pw"));
+	/* Nothing listens on port 1: unavailable, not a setup error. */
+	assert_int_equal(store_open(&s, "postgres://127.0.0.1:1/y", &err),
+	    ERR_STORE_UNAVAILABLE);
 	assert_null(s);
 }
 
@@ -247,6 +312,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_migrate_reopen, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_uids, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exists_in_frame, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_computers, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_runs, setup, teardown),

@@ -187,7 +187,7 @@ t_timeout(void *arg)
 	(void)arg;
 	memset(&lone, 0, sizeof lone);
 	assert_int_equal(task_cond_wait(&lone, 5), ERR_TIMEOUT);
-	assert_null(lone.head);		/* unlinked after the timeout */
+	assert_null(LIST_FIRST(&lone.waiters));	/* unlinked after the timeout */
 	mark('t');
 }
 
@@ -283,6 +283,52 @@ test_wait_fd_timeout(void **state)
 	assert_int_equal(task_spawn(t_fd_timeout, NULL), 0);
 	run_all();
 	assert_string_equal(trace, "t");
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
+/*
+ * A kept descriptor: waits again and again on one adoption; a byte that
+ * comes while nobody waits takes it off the loop (the task sleeping
+ * meanwhile proves the loop kept turning), and the next wait still sees
+ * that byte; the writable side wakes an out wait.
+ */
+static void
+t_keep(void *arg)
+{
+	struct task_keep	*k, *w;
+	char			 c;
+	int			 i;
+
+	(void)arg;
+	assert_non_null(k = task_keep_new(pipefd[0]));
+	assert_int_equal(task_keep_wait(k, 0, 5), ERR_TIMEOUT);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(write(pipefd[1], "k", 1), 1);
+		assert_int_equal(task_keep_wait(k, 0, 5000), 0);
+		assert_int_equal(read(pipefd[0], &c, 1), 1);
+	}
+	assert_int_equal(write(pipefd[1], "q", 1), 1);
+	assert_int_equal(task_sleep(30), 0);
+	assert_int_equal(task_keep_wait(k, 0, 5000), 0);
+	assert_int_equal(read(pipefd[0], &c, 1), 1);
+	assert_int_equal(c, 'q');
+	assert_non_null(w = task_keep_new(pipefd[1]));
+	assert_int_equal(task_keep_wait(w, 1, 5000), 0);
+	task_keep_free(w);
+	task_keep_free(k);
+	mark('k');
+}
+
+static void
+test_keep(void **state)
+{
+	(void)state;
+	assert_null(task_keep_new(-1));
+	assert_int_equal(pipe(pipefd), 0);
+	assert_int_equal(task_spawn(t_keep, NULL), 0);
+	run_all();
+	assert_string_equal(trace, "k");
 	close(pipefd[0]);
 	close(pipefd[1]);
 }
@@ -433,6 +479,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_wait_fd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_fd_timeout, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_keep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_fds_which, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_wait_pid, setup, teardown),

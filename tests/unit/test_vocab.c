@@ -168,7 +168,7 @@ test_anthropic_literal(void **state)
 {
 	struct action	*a;
 
-	/* The literal examples of COMPUTER-USE-ACTIONS.md 1.3. */
+	/* Literal `input` objects of Anthropic's computer tool, as documented. */
 	assert_int_equal(parse("["
 	    "{\"action\": \"left_click\", \"coordinate\": [500, 300], \"text\": \"shift\"},"
 	    "{\"action\": \"scroll\", \"coordinate\": [500, 400], \"scroll_direction\": \"down\", \"scroll_amount\": 3},"
@@ -273,7 +273,7 @@ test_openai_literal(void **state)
 {
 	struct action	*a;
 
-	/* COMPUTER-USE-ACTIONS.md 2.3 (the first one verbatim from the guide). */
+	/* OpenAI computer-use actions (the first verbatim from its guide). */
 	assert_int_equal(parse("["
 	    "{\"type\": \"click\", \"button\": \"left\", \"x\": 156, \"y\": 50},"
 	    "{\"type\": \"drag\", \"path\": [{\"x\": 100, \"y\": 200}, {\"x\": 200, \"y\": 300}]},"

@@ -1,0 +1,56 @@
+/*
+ * Big-endian loads and stores on byte arrays: the one place the shifts
+ * of network byte order are written.
+ *
+ * These do no bounds checking: the caller must own n readable or
+ * writable bytes at p.  Parsers of untrusted bytes do not call the loads
+ * directly but read through struct cursor (buf.h), which checks what is
+ * left first; the stores are for headers we build into arrays of a fixed
+ * size (proto.c, wsframe.c, display.c).
+ */
+#ifndef COMMON_BYTES_H
+#define COMMON_BYTES_H
+
+#include <stdint.h>
+
+static inline uint16_t
+bytes_be16(const uint8_t *p)
+{
+	return (uint16_t)((uint16_t)p[0] << 8 | p[1]);
+}
+
+static inline uint32_t
+bytes_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t
+bytes_be64(const uint8_t *p)
+{
+	return (uint64_t)bytes_be32(p) << 32 | bytes_be32(p + 4);
+}
+
+static inline void
+bytes_put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void
+bytes_put_be32(uint8_t *p, uint32_t v)
+{
+	bytes_put_be16(p, (uint16_t)(v >> 16));
+	bytes_put_be16(p + 2, (uint16_t)v);
+}
+
+static inline void
+bytes_put_be64(uint8_t *p, uint64_t v)
+{
+	bytes_put_be32(p, (uint32_t)(v >> 32));
+	bytes_put_be32(p + 4, (uint32_t)v);
+}
+
+#endif

@@ -1,0 +1,483 @@
+/*
+ * The local home store (home.h, SPEC C-9): a directory per home key under
+ * DATA_DIR/homes, each revision one archive in it:
+ *
+ *   homes/<key>/rev-<N>.tar          a committed revision, never changed
+ *   homes/<key>/.put-<N>-<pid>.tmp   a put under way (or a crash's)
+ *
+ * Revisions never change, so one that holds the same bytes as an older
+ * one (an unchanged checkpoint) is a hard link to it (hl_put_same).
+ *   homes/<key>/latest               symlink to the newest revision, for
+ *                                    operators; nothing here reads it
+ *
+ * A put writes its temporary file beside the revisions, fsyncs it, renames
+ * it to its revision's name and fsyncs the directory, so after a crash a
+ * revision file is whole or absent.  Puts of one key never overlap
+ * (checkpoint.c holds the key's lock), so prune may remove every
+ * temporary file it finds.  The fsyncs run off the loop (home_fsync);
+ * the writes themselves go to the page cache, and every HL_FLUSH_AHEAD
+ * bytes the kernel is asked to start writing them out (sync_file_range
+ * without waiting), so the disk works while the archive still streams in
+ * and the one fsync at commit waits for the last stretch only, not for a
+ * whole archive's worth of dirty pages.
+ */
+#include "autoconf.h"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "home.h"
+#include "home-local.h"
+#include "xmalloc.h"
+
+#define HL_FLUSH_AHEAD	(8 * 1024 * 1024)
+
+struct home_local {
+	char	 root[PATH_MAX];	/* DATA_DIR/homes */
+};
+
+struct home_put {
+	int	 fd;
+	off_t	 written, flushed;	/* writeback started below flushed */
+	char	 tmp[PATH_MAX];
+	char	 final[PATH_MAX];
+	char	 dir[PATH_MAX];
+};
+
+struct home_get {
+	int	 fd;
+};
+
+static int
+hl_mkdir(const char *path, struct errmsg *e)
+{
+	if (mkdir(path, 0700) == -1 && errno != EEXIST)
+		return errmsg_set(e, err_from_errno(errno), "cannot make the "
+		    "home store directory: %s", strerror(errno));
+	return 0;
+}
+
+int
+home_local_init(struct home_store *hs, const char *data_dir,
+    struct errmsg *e)
+{
+	struct home_local	*hl;
+	int			 r;
+
+	hl = xcalloc(1, sizeof *hl);
+	if ((size_t)snprintf(hl->root, sizeof hl->root, "%s/homes",
+	    data_dir) >= sizeof hl->root) {
+		free(hl);
+		return errmsg_set(e, ERR_NAME_TOO_LONG, "the data directory "
+		    "path is too long");
+	}
+	if ((r = hl_mkdir(hl->root, e)) != 0) {
+		free(hl);
+		return r;
+	}
+	hs->impl = hl;
+	return 0;
+}
+
+static void
+hl_free(struct home_store *hs)
+{
+	free(hs->impl);
+	hs->impl = NULL;
+}
+
+static int
+hl_dir(struct home_store *hs, const char *key, char *dst, size_t len,
+    struct errmsg *e)
+{
+	struct home_local	*hl = hs->impl;
+
+	if (key[0] == '\0' || key[0] == '.' || strchr(key, '/') != NULL)
+		return errmsg_set(e, ERR_BAD_REQUEST, "bad home key");
+	if ((size_t)snprintf(dst, len, "%s/%s", hl->root, key) >= len)
+		return errmsg_code(e, ERR_NAME_TOO_LONG);
+	return 0;
+}
+
+static int
+hl_rev_path(struct home_store *hs, const char *key, int64_t rev, char *dst,
+    size_t len, struct errmsg *e)
+{
+	char	 dir[PATH_MAX];
+	int	 r;
+
+	if ((r = hl_dir(hs, key, dir, sizeof dir, e)) != 0)
+		return r;
+	if ((size_t)snprintf(dst, len, "%s/rev-%" PRId64 ".tar", dir, rev) >=
+	    len)
+		return errmsg_code(e, ERR_NAME_TOO_LONG);
+	return 0;
+}
+
+/* fsync a directory so a rename in it survives a crash. */
+static int
+hl_sync_dir(const char *dir)
+{
+	int	 fd, r;
+
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return err_from_errno(errno);
+	r = home_fsync(fd);
+	close(fd);
+	return r;
+}
+
+static int
+hl_put_begin(struct home_store *hs, const char *key, int64_t rev,
+    struct home_put **out, struct errmsg *e)
+{
+	struct home_put	*p;
+	int		 r;
+
+	*out = NULL;
+	p = xcalloc(1, sizeof *p);
+	p->fd = -1;
+	if ((r = hl_dir(hs, key, p->dir, sizeof p->dir, e)) != 0 ||
+	    (r = hl_mkdir(p->dir, e)) != 0 ||
+	    (r = hl_rev_path(hs, key, rev, p->final, sizeof p->final, e)) != 0)
+		goto fail;
+	if ((size_t)snprintf(p->tmp, sizeof p->tmp, "%s/.put-%" PRId64 "-%ld"
+	    ".tmp", p->dir, rev, (long)getpid()) >= sizeof p->tmp) {
+		r = errmsg_code(e, ERR_NAME_TOO_LONG);
+		goto fail;
+	}
+	(void)unlink(p->tmp);
+	if ((p->fd = open(p->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0600)) == -1) {
+		r = errmsg_set(e, err_from_errno(errno), "cannot create the "
+		    "revision file: %s", strerror(errno));
+		goto fail;
+	}
+	*out = p;
+	return 0;
+fail:
+	free(p);
+	return r;
+}
+
+static int
+hl_put_write(struct home_put *p, const void *buf, size_t n,
+    struct errmsg *e)
+{
+	const char	*c = buf;
+	ssize_t		 w;
+
+	while (n > 0) {
+		if ((w = write(p->fd, c, n)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return errmsg_set(e, err_from_errno(errno), "cannot "
+			    "write the revision file: %s", strerror(errno));
+		}
+		c += w;
+		n -= (size_t)w;
+		p->written += w;
+	}
+#ifdef SYNC_FILE_RANGE_WRITE
+	/* Only a start: errors show at the fsync, which is what counts. */
+	if (p->written - p->flushed >= HL_FLUSH_AHEAD) {
+		(void)sync_file_range(p->fd, p->flushed,
+		    p->written - p->flushed, SYNC_FILE_RANGE_WRITE);
+		p->flushed = p->written;
+	}
+#endif
+	return 0;
+}
+
+static void
+hl_put_abort(struct home_put *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	(void)unlink(p->tmp);
+	free(p);
+}
+
+static int
+hl_put_commit(struct home_put *p, struct errmsg *e)
+{
+	int	 r;
+
+	if ((r = home_fsync(p->fd)) != 0) {
+		errmsg_set(e, r, "cannot flush the revision file to disk");
+		goto fail;
+	}
+	if (close(p->fd) == -1) {
+		p->fd = -1;
+		r = errmsg_set(e, err_from_errno(errno), "cannot close the "
+		    "revision file: %s", strerror(errno));
+		goto fail;
+	}
+	p->fd = -1;
+	if (rename(p->tmp, p->final) == -1) {
+		r = errmsg_set(e, err_from_errno(errno), "cannot rename the "
+		    "revision into place: %s", strerror(errno));
+		goto fail;
+	}
+	if ((r = hl_sync_dir(p->dir)) != 0) {
+		/* Whole but maybe not durable: not a revision yet. */
+		(void)unlink(p->final);
+		errmsg_set(e, r, "cannot flush the home directory to disk");
+		goto fail;
+	}
+	free(p);
+	return 0;
+fail:
+	hl_put_abort(p);
+	return r;
+}
+
+/* rev as a hard link to from: made under a temporary name, renamed. */
+static int
+hl_put_same(struct home_store *hs, const char *key, int64_t from,
+    int64_t rev, struct errmsg *e)
+{
+	char	 dir[PATH_MAX], src[PATH_MAX], tmp[PATH_MAX], dst[PATH_MAX];
+	int	 r;
+
+	if ((r = hl_dir(hs, key, dir, sizeof dir, e)) != 0 ||
+	    (r = hl_rev_path(hs, key, from, src, sizeof src, e)) != 0 ||
+	    (r = hl_rev_path(hs, key, rev, dst, sizeof dst, e)) != 0)
+		return r;
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s/.put-%" PRId64 "-%ld.tmp",
+	    dir, rev, (long)getpid()) >= sizeof tmp)
+		return errmsg_code(e, ERR_NAME_TOO_LONG);
+	(void)unlink(tmp);
+	if (link(src, tmp) == -1)
+		return errmsg_set(e, errno == ENOENT ? ERR_NO_REVISION :
+		    err_from_errno(errno), "cannot link revision %" PRId64
+		    ": %s", from, strerror(errno));
+	if (rename(tmp, dst) == -1) {
+		r = errmsg_set(e, err_from_errno(errno), "cannot rename the "
+		    "revision into place: %s", strerror(errno));
+		(void)unlink(tmp);
+		return r;
+	}
+	if ((r = hl_sync_dir(dir)) != 0) {
+		(void)unlink(dst);
+		return errmsg_set(e, r, "cannot flush the home directory to "
+		    "disk");
+	}
+	return 0;
+}
+
+static int
+hl_get_open(struct home_store *hs, const char *key, int64_t rev,
+    struct home_get **out, int64_t *size, struct errmsg *e)
+{
+	struct home_get	*g;
+	struct stat	 st;
+	char		 path[PATH_MAX];
+	int		 fd, r;
+
+	*out = NULL;
+	*size = 0;
+	if ((r = hl_rev_path(hs, key, rev, path, sizeof path, e)) != 0)
+		return r;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return errmsg_set(e, errno == ENOENT ? ERR_NO_REVISION :
+		    err_from_errno(errno), "cannot open revision %" PRId64
+		    ": %s", rev, strerror(errno));
+	if (fstat(fd, &st) == -1) {
+		r = errmsg_set(e, err_from_errno(errno), "cannot stat "
+		    "revision %" PRId64, rev);
+		close(fd);
+		return r;
+	}
+	g = xcalloc(1, sizeof *g);
+	g->fd = fd;
+	*size = st.st_size;
+	*out = g;
+	return 0;
+}
+
+static ssize_t
+hl_get_read(struct home_get *g, void *buf, size_t max, struct errmsg *e)
+{
+	ssize_t	 n;
+
+	do
+		n = read(g->fd, buf, max);
+	while (n == -1 && errno == EINTR);
+	if (n == -1)
+		errmsg_set(e, err_from_errno(errno), "cannot read the "
+		    "revision: %s", strerror(errno));
+	return n;
+}
+
+/* Skipped bytes are never read: listing a large home reads its headers. */
+static int64_t
+hl_get_skip(struct home_get *g, int64_t n, struct errmsg *e)
+{
+	if (lseek(g->fd, (off_t)n, SEEK_CUR) == (off_t)-1)
+		return errmsg_set(e, err_from_errno(errno), "cannot seek in "
+		    "the revision: %s", strerror(errno));
+	return n;
+}
+
+static void
+hl_get_close(struct home_get *g)
+{
+	close(g->fd);
+	free(g);
+}
+
+/* rev of "rev-<N>.tar", or -1. */
+static int64_t
+hl_parse(const char *name)
+{
+	char		*end;
+	long long	 v;
+
+	if (strncmp(name, "rev-", 4) != 0 || name[4] < '0' || name[4] > '9')
+		return -1;
+	errno = 0;
+	v = strtoll(name + 4, &end, 10);
+	if (errno != 0 || strcmp(end, ".tar") != 0 || v <= 0)
+		return -1;
+	return v;
+}
+
+static int
+hl_cmp(const void *a, const void *b)
+{
+	int64_t	 x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+hl_list(struct home_store *hs, const char *key, int64_t **out, size_t *n,
+    struct errmsg *e)
+{
+	char		 dir[PATH_MAX];
+	DIR		*d;
+	struct dirent	*de;
+	int64_t		*v = NULL, rev;
+	size_t		 cnt = 0, cap = 0;
+	int		 r;
+
+	*out = NULL;
+	*n = 0;
+	if ((r = hl_dir(hs, key, dir, sizeof dir, e)) != 0)
+		return r;
+	if ((d = opendir(dir)) == NULL)
+		return errno == ENOENT ? 0 : errmsg_set(e,
+		    err_from_errno(errno), "cannot read the home directory");
+	while ((de = readdir(d)) != NULL) {
+		if ((rev = hl_parse(de->d_name)) < 0)
+			continue;
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 8;
+			v = xrealloc(v, cap * sizeof *v);
+		}
+		v[cnt++] = rev;
+	}
+	closedir(d);
+	if (cnt > 0)
+		qsort(v, cnt, sizeof *v, hl_cmp);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+static int
+hl_kept(int64_t rev, const int64_t *keep, size_t nkeep)
+{
+	size_t	 i;
+
+	for (i = 0; i < nkeep; i++)
+		if (keep[i] == rev)
+			return 1;
+	return 0;
+}
+
+static int
+hl_prune(struct home_store *hs, const char *key, const int64_t *keep,
+    size_t nkeep, struct errmsg *e)
+{
+	char		 dir[PATH_MAX], path[PATH_MAX];
+	DIR		*d;
+	struct dirent	*de;
+	int64_t		 rev;
+	int		 r, gone = 0;
+
+	if ((r = hl_dir(hs, key, dir, sizeof dir, e)) != 0)
+		return r;
+	if ((d = opendir(dir)) == NULL)
+		return errno == ENOENT ? 0 : errmsg_set(e,
+		    err_from_errno(errno), "cannot read the home directory");
+	while ((de = readdir(d)) != NULL) {
+		rev = hl_parse(de->d_name);
+		if (rev < 0 && strncmp(de->d_name, ".put-", 5) != 0 &&
+		    strcmp(de->d_name, ".latest.tmp") != 0)
+			continue;
+		if (rev > 0 && hl_kept(rev, keep, nkeep))
+			continue;
+		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir,
+		    de->d_name) >= sizeof path)
+			continue;
+		if (unlink(path) == 0)
+			gone++;
+	}
+	closedir(d);
+	return gone > 0 ? hl_sync_dir(dir) : 0;
+}
+
+static int
+hl_mark_latest(struct home_store *hs, const char *key, int64_t rev,
+    struct errmsg *e)
+{
+	char	 dir[PATH_MAX], tmp[PATH_MAX], link[PATH_MAX], name[64];
+	int	 r;
+
+	if ((r = hl_dir(hs, key, dir, sizeof dir, e)) != 0)
+		return r;
+	snprintf(name, sizeof name, "rev-%" PRId64 ".tar", rev);
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s/.latest.tmp", dir) >=
+	    sizeof tmp || (size_t)snprintf(link, sizeof link, "%s/latest",
+	    dir) >= sizeof link)
+		return errmsg_code(e, ERR_NAME_TOO_LONG);
+	(void)unlink(tmp);
+	if (symlink(name, tmp) == -1 || rename(tmp, link) == -1) {
+		r = errmsg_set(e, err_from_errno(errno), "cannot point "
+		    "\"latest\" at revision %" PRId64 ": %s", rev,
+		    strerror(errno));
+		(void)unlink(tmp);
+		return r;
+	}
+	return 0;
+}
+
+const struct home_store_ops home_local_ops = {
+	.name = "local",
+	.put_begin = hl_put_begin,
+	.put_write = hl_put_write,
+	.put_commit = hl_put_commit,
+	.put_abort = hl_put_abort,
+	.put_same = hl_put_same,
+	.get_open = hl_get_open,
+	.get_read = hl_get_read,
+	.get_close = hl_get_close,
+	.get_skip = hl_get_skip,
+	.list = hl_list,
+	.prune = hl_prune,
+	.mark_latest = hl_mark_latest,
+	.free = hl_free,
+};

@@ -1,0 +1,265 @@
+/*
+ * home-browse: a stored revision read in place.  guestd's path rules on a
+ * client's path; listings of explicit and implied directories, cut at
+ * HOME_BROWSE_LIST_MAX; byte ranges; links listed and never followed;
+ * an archive's climbing and absolute names passed over.  Archives are
+ * written with libarchive into a real local home store.
+ */
+#include "autoconf.h"
+
+#include <sys/stat.h>
+
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <cmocka.h>
+
+#include "unit-tmpdir.h"
+
+#include "err.h"
+#include "home.h"
+#include "home-browse.h"
+
+static int
+setup(void **state)
+{
+	(void)state;
+	return unit_tmpdir_new("test_home_browse");
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	return unit_tmpdir_remove();
+}
+
+static void
+add(struct archive *a, const char *name, unsigned type, const char *data,
+    const char *link)
+{
+	struct archive_entry	*e = archive_entry_new();
+	size_t			 n = data != NULL ? strlen(data) : 0;
+
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_filetype(e, type);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, (la_int64_t)n);
+	if (link != NULL)
+		archive_entry_set_symlink(e, link);
+	assert_int_equal(archive_write_header(a, e), ARCHIVE_OK);
+	if (n > 0)
+		assert_int_equal(archive_write_data(a, data, n), (la_ssize_t)n);
+	archive_entry_free(e);
+}
+
+/* rev-1.tar of key "k": a small tree, a link, hostile names, a big dir. */
+static struct home_store *
+make_store(int many)
+{
+	struct home_store	*hs = NULL;
+	struct archive		*a;
+	struct errmsg		 e;
+	char			 path[PATH_MAX], name[64];
+	int			 i;
+
+	memset(&e, 0, sizeof e);
+	assert_int_equal(home_store_open(&hs, unit_tmpdir, &e), 0);
+	snprintf(path, sizeof path, "%s/homes/k", unit_tmpdir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof path, "%s/homes/k/rev-1.tar", unit_tmpdir);
+	a = archive_write_new();
+	assert_int_equal(archive_write_set_format_pax_restricted(a),
+	    ARCHIVE_OK);
+	assert_int_equal(archive_write_open_filename(a, path), ARCHIVE_OK);
+	add(a, "bots/", AE_IFDIR, NULL, NULL);
+	add(a, "bots/alice/notes.txt", AE_IFREG, "hello, world", NULL);
+	add(a, "bots/alice/out", AE_IFLNK, NULL, "/etc/passwd");
+	add(a, "deep/a/b.txt", AE_IFREG, "implied", NULL);
+	add(a, "../climb.txt", AE_IFREG, "no", NULL);
+	add(a, "/abs.txt", AE_IFREG, "no", NULL);
+	add(a, ".rakazo-swap", AE_IFREG, "guestd's", NULL);
+	for (i = 0; i < many; i++) {
+		snprintf(name, sizeof name, "many/f%05d", i);
+		add(a, name, AE_IFREG, "x", NULL);
+	}
+	assert_int_equal(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+	return hs;
+}
+
+static int
+check(const char *p)
+{
+	struct errmsg	 e;
+	char		 dst[PATH_MAX];
+
+	memset(&e, 0, sizeof e);
+	return home_browse_path(p, strlen(p), dst, sizeof dst, &e);
+}
+
+static void
+test_paths(void **state)
+{
+	struct errmsg	 e;
+	char		 dst[PATH_MAX], longseg[NAME_MAX + 10];
+
+	(void)state;
+	memset(&e, 0, sizeof e);
+	assert_int_equal(home_browse_path("bots/a/", 7, dst, sizeof dst, &e),
+	    0);
+	assert_string_equal(dst, "bots/a");
+	assert_int_equal(home_browse_path(".", 1, dst, sizeof dst, &e), 0);
+	assert_string_equal(dst, "");
+	assert_int_equal(check("/etc/passwd"), ERR_PATH_OUTSIDE);
+	assert_int_equal(check(".."), ERR_PATH_OUTSIDE);
+	assert_int_equal(check("a/../b"), ERR_PATH_OUTSIDE);
+	/* An escape wins over other faults. */
+	assert_int_equal(check("a//../b"), ERR_PATH_OUTSIDE);
+	assert_int_equal(check("a//b"), ERR_PATH_INVALID);
+	assert_int_equal(check("a/./b"), ERR_PATH_INVALID);
+	assert_int_equal(home_browse_path("a\0b", 3, dst, sizeof dst, &e),
+	    ERR_PATH_INVALID);
+	memset(longseg, 'x', sizeof longseg - 1);
+	longseg[sizeof longseg - 1] = '\0';
+	assert_int_equal(check(longseg), ERR_NAME_TOO_LONG);
+}
+
+static const char *
+entry_name(json_t *list, size_t i)
+{
+	return json_string_value(json_object_get(json_array_get(
+	    json_object_get(list, "entries"), i), "name"));
+}
+
+static const char *
+entry_type(json_t *list, size_t i)
+{
+	return json_string_value(json_object_get(json_array_get(
+	    json_object_get(list, "entries"), i), "type"));
+}
+
+static void
+test_list(void **state)
+{
+	struct home_store	*hs = make_store(0);
+	struct errmsg		 e;
+	json_t			*l = NULL;
+
+	(void)state;
+	memset(&e, 0, sizeof e);
+	assert_int_equal(home_browse_list(hs, "k", 1, "", &l, &e), 0);
+	/* Sorted; climbing, absolute and guestd's names passed over. */
+	assert_int_equal(json_array_size(json_object_get(l, "entries")), 2);
+	assert_string_equal(entry_name(l, 0), "bots");
+	assert_string_equal(entry_name(l, 1), "deep");
+	assert_string_equal(entry_type(l, 1), "dir");	/* implied */
+	json_decref(l);
+	assert_int_equal(home_browse_list(hs, "k", 1, "bots/alice", &l, &e),
+	    0);
+	assert_string_equal(entry_name(l, 0), "notes.txt");
+	assert_string_equal(entry_type(l, 0), "file");
+	assert_string_equal(entry_name(l, 1), "out");
+	assert_string_equal(entry_type(l, 1), "symlink");
+	json_decref(l);
+	assert_int_equal(home_browse_list(hs, "k", 1, "deep/a", &l, &e), 0);
+	assert_string_equal(entry_name(l, 0), "b.txt");
+	json_decref(l);
+	assert_int_equal(home_browse_list(hs, "k", 1, "bots/alice/notes.txt",
+	    &l, &e), ERR_NOT_DIR);
+	assert_int_equal(home_browse_list(hs, "k", 1, "nope", &l, &e),
+	    ERR_NOT_FOUND);
+	/* A path through a link finds nothing: links are not followed. */
+	assert_int_equal(home_browse_list(hs, "k", 1, "bots/alice/out", &l,
+	    &e), ERR_NOT_DIR);
+	assert_int_equal(home_browse_list(hs, "k", 2, "", &l, &e),
+	    ERR_NO_REVISION);
+	assert_null(l);
+	home_store_free(hs);
+}
+
+/*
+ * More names than the listing keeps twice over, so it is cut back while
+ * the pass goes on; what is left is the smallest names, sorted, within
+ * the JSON budget guestd's listing has too.
+ */
+static void
+test_list_cut(void **state)
+{
+	struct home_store	*hs = make_store(2 * HOME_BROWSE_LIST_MAX + 50);
+	struct errmsg		 e;
+	json_t			*l = NULL;
+	size_t			 n, i;
+
+	(void)state;
+	memset(&e, 0, sizeof e);
+	assert_int_equal(home_browse_list(hs, "k", 1, "many", &l, &e), 0);
+	n = json_array_size(json_object_get(l, "entries"));
+	assert_true(n > 1000 && n <= HOME_BROWSE_LIST_MAX);
+	assert_true(json_is_true(json_object_get(l, "truncated")));
+	assert_string_equal(entry_name(l, 0), "f00000");
+	for (i = 1; i < n; i++)
+		assert_true(strcmp(entry_name(l, i - 1), entry_name(l, i)) < 0);
+	json_decref(l);
+	home_store_free(hs);
+}
+
+static void
+test_read(void **state)
+{
+	struct home_store	*hs = make_store(0);
+	struct errmsg		 e;
+	void			*d = NULL;
+	size_t			 n = 0;
+	int64_t			 size = 0;
+
+	(void)state;
+	memset(&e, 0, sizeof e);
+	assert_int_equal(home_browse_read(hs, "k", 1, "bots/alice/notes.txt",
+	    7, 100, &d, &n, &size, &e), 0);
+	assert_int_equal(size, 12);
+	assert_int_equal(n, 5);
+	assert_memory_equal(d, "world", 5);
+	free(d);
+	assert_int_equal(home_browse_read(hs, "k", 1, "bots/alice/notes.txt",
+	    0, 5, &d, &n, &size, &e), 0);
+	assert_int_equal(n, 5);
+	assert_memory_equal(d, "hello", 5);
+	free(d);
+	assert_int_equal(home_browse_read(hs, "k", 1, "bots/alice/notes.txt",
+	    13, 1, &d, &n, &size, &e), ERR_RANGE);
+	assert_int_equal(home_browse_read(hs, "k", 1, "bots/alice/out", 0, 10,
+	    &d, &n, &size, &e), ERR_NOT_REGULAR);
+	assert_int_equal(home_browse_read(hs, "k", 1, "bots/alice/out/x", 0,
+	    10, &d, &n, &size, &e), ERR_NOT_FOUND);
+	assert_int_equal(home_browse_read(hs, "k", 1, "deep", 0, 10, &d, &n,
+	    &size, &e), ERR_NOT_REGULAR);
+	assert_int_equal(home_browse_read(hs, "k", 1, "climb.txt", 0, 10, &d,
+	    &n, &size, &e), ERR_NOT_FOUND);
+	assert_int_equal(home_browse_read(hs, "k", 1, "abs.txt", 0, 10, &d,
+	    &n, &size, &e), ERR_NOT_FOUND);
+	assert_null(d);
+	home_store_free(hs);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest	tests[] = {
+		cmocka_unit_test(test_paths),
+		cmocka_unit_test_setup_teardown(test_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_cut, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
