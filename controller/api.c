@@ -24,6 +24,7 @@
 #include "token.h"
 #include "api.h"
 #include "api-int.h"
+#include "home-object.h"
 #include "provider.h"
 #include "store.h"
 #include "xmalloc.h"
@@ -201,15 +202,32 @@ api_health(struct api_ctx *x, const char **arg)
 	int64_t		 v = 0;
 	int		 r;
 
+	const char	*hmsg = "";
+	int		 h = 0;
+
 	r = store_schema_version(x->s, &v);
-	j = json_pack("{s:s, s:s, s:{s:s, s:s, s:I}}", "sandbox",
-	    provider_name(x->a->prov), "state", r == 0 ? "ok" : "degraded",
-	    "store", "backend", store_backend(x->s), "state",
-	    r == 0 ? "ok" : "failed", "schema", (json_int_t)v);
+	/*
+	 * The object home store (C-10): a bucket that cannot be reached or
+	 * refuses the credentials is a setup failure, never a fallback.
+	 */
+	if (home_object_enabled())
+		h = home_object_health(&hmsg);
+	j = json_pack("{s:s, s:s, s:{s:s, s:s, s:I}, s:{s:s, s:s}}", "sandbox",
+	    provider_name(x->a->prov), "state", r == 0 && h == 0 ? "ok" :
+	    "degraded", "store", "backend", store_backend(x->s), "state",
+	    r == 0 ? "ok" : "failed", "schema", (json_int_t)v, "home_store",
+	    "backend", home_object_enabled() ? "object" : "local", "state",
+	    h == 0 ? "ok" : "failed");
+	if (j != NULL && h != 0) {
+		json_object_set_new(json_object_get(j, "home_store"), "code",
+		    json_string(err_name(h)));
+		json_object_set_new(json_object_get(j, "home_store"), "error",
+		    json_string(hmsg));
+	}
 	/* How computers are kept apart: "uid", or "shared-user". */
 	if (j != NULL && iso != NULL)
 		json_object_set_new(j, "isolation", json_string(iso));
-	api_reply(x, r == 0 ? 200 : 503, j);
+	api_reply(x, r == 0 && h == 0 ? 200 : 503, j);
 }
 
 static int
