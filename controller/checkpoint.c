@@ -516,6 +516,8 @@ checkpoint_save(struct api_ctx *x, struct store_computer *c,
 		snprintf(out->cause, sizeof out->cause, "%s", cause);
 		r = ckpt_record(x, hs, out, e);
 	}
+	if (r == 0)
+		ckpt_test_crash("checkpoint-recorded");
 	if (r == 0 && ckpt_prune(x, hs, c->id, &pe) != 0)
 		log_warn("checkpoint.prune", "computer=%s msg=\"%s\"", c->id,
 		    errmsg_str(&pe));

@@ -37,13 +37,16 @@ s3_wait_file() {	# FILE SECS [PID]
 	done
 }
 
+# s3_start [PORT]: a fresh front (on PORT again after s3_stop; the
+# objects stay in S3_DIR).
 s3_start() {
 	s3_modules
 	mkdir -p "$S3_DIR"
+	rm -f "$T/s3.port"
 	# s3rver's continuation tokens are DES, in OpenSSL 3's legacy provider.
 	node --openssl-legacy-provider \
 	    "$top_srcdir/tests/fixtures/s3-front.mjs" --modules "$S3_MODULES" \
-	    --dir "$S3_DIR" --bucket "$S3_BUCKET" --access-key "$S3_AK" --secret "$S3_SK" --port-file "$T/s3.port" \
+	    --dir "$S3_DIR" --bucket "$S3_BUCKET" --access-key "$S3_AK" --secret "$S3_SK" --port-file "$T/s3.port" --port "${1:-0}" \
 	    --log "$S3_LOG" 2>"$T/s3-front.err" &
 	S3_PID=$!
 	T_KILL="$T_KILL $S3_PID"
@@ -63,4 +66,11 @@ s3_start() {
 	export OBJECT_STORAGE_SECRET_ACCESS_KEY="$S3_SK"
 	export OBJECT_STORAGE_REGION=us-east-1
 	unset OBJECT_STORAGE_PART_SIZE OBJECT_STORAGE_ADDRESSING
+}
+
+# The bucket unreachable: the front stops (s3_start "$S3_PORT" brings it
+# back on the same port).
+s3_stop() {
+	kill "$S3_PID" 2>/dev/null
+	wait "$S3_PID" 2>/dev/null
 }

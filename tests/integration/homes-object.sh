@@ -1,16 +1,19 @@
 #!/bin/bash
 # C-10 through the real server, guestd and a real S3 implementation
-# (s3rver behind the SigV4-verifying front, on loopback): with
-# OBJECT_STORAGE_BUCKET set a checkpoint is a sealed object
+# (s3rver behind the SigV4-verifying front, on loopback).  With
+# OBJECT_STORAGE_BUCKET set: a checkpoint is a sealed object
 # homes/<id>/<revision> (the plaintext is not in it) and the content key
 # file is made 0600; a computer whose machine and local cache are both
 # deleted comes back byte-identical from the bucket; the next revision's
-# upload deletes the previous object; a flipped byte, a truncated object
-# and another home's object are each refused with a stable code and
-# nothing is restored; the reconciler deletes objects no computer owns and
-# never the current one; deleting the computer clears its wrapped key
-# and its objects; a wrong S3 secret is a setup failure /internal/health
-# reports.
+# upload deletes the previous object; a flipped byte, a truncated object,
+# another home's and another revision's object are each refused with a
+# stable code and nothing is restored; the reconciler deletes objects no
+# computer owns and never the current one, also after serve was killed
+# between the upload and its row or between the row and the previous
+# object's delete; a bucket unreachable at checkpoint time fails the
+# checkpoint with a clear event and health says so; deleting the computer
+# clears its wrapped key and its objects; a wrong S3 secret is a setup
+# failure that /internal/health reports.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "${top_srcdir:-.}/tests/lib-controller.sh"
 . "${top_srcdir:-.}/tests/lib-homes.sh"
@@ -122,6 +125,50 @@ s3 put homes/team/99 "$T/good" >/dev/null
 s3 put homes/ghost/1 "$T/good" >/dev/null
 wait_objs ghost ""
 wait_objs team "homes/team/3 "
+
+# serve killed after the upload, before the row: the old revision stays
+# current and the reconciler removes the object nobody owns.
+ctl_stop
+RAKAZO_TEST_CRASH_AT=checkpoint-committed ctl_start --reconcile-ms 300
+ctl checkpoint team > "$T/ck.out" 2>&1 && t_fail "the serve did not die"
+wait "$CTL_PID" 2>/dev/null
+CTL_PID=""
+t_eq "$(objs team)" "homes/team/3 homes/team/4 " "the killed upload's object"
+ctl_start --reconcile-ms 300
+t_eq "$(revs)" "3:stopped 2:operator 1:stopped" "the old revision is current"
+wait_objs team "homes/team/3 "
+# serve killed between the row and the previous object's delete: the
+# restarted serve's reconciler deletes the superseded object.
+ctl_stop
+RAKAZO_TEST_CRASH_AT=checkpoint-recorded ctl_start --reconcile-ms 300
+ctl checkpoint team > "$T/ck.out" 2>&1 && t_fail "the serve did not die"
+wait "$CTL_PID" 2>/dev/null
+CTL_PID=""
+t_eq "$(objs team)" "homes/team/3 homes/team/4 " "both objects after the kill"
+ctl_start --reconcile-ms 300
+t_eq "$(revs)" "4:operator 3:stopped 2:operator 1:stopped" "revision 4 current"
+wait_objs team "homes/team/4 "
+api POST /v1/computers/team/stop '{}' >/dev/null
+wait_objs team "homes/team/5 "
+rm -rf "$CTL_DATA/computers/team" "$CTL_DATA/homes/team"
+r=$(api POST /v1/tools/shell '{"computer":"team","bot":"alice","command":"cat notes.txt"}')
+t_contains "$r" 'plaintext-marker-31337' "restored after the restarts"
+
+# The bucket unreachable at checkpoint time: a clear event, the old
+# revision stays current, health says so; back, checkpoints go on.
+s3_stop
+out=$(ctl checkpoint team 2>&1) && t_fail "a checkpoint without the bucket"
+t_contains "$out" "CHECKPOINT_FAILED" "checkpoint refused"
+ev=$(api GET '/v1/computers/team/activity?limit=1000')
+t_contains "$ev" "unreachable during" "the event says the bucket is unreachable"
+t_eq "$(revs | cut -d' ' -f1)" "5:stopped" "revision 5 still current"
+ctl_wait_log 'event=home.object_store state=failed' 1 20
+t_contains "$(curl -s "$CTL_URL/internal/health")" CONNECT_FAILED \
+    "health: unreachable"
+s3_start "$S3_PORT"
+ctl_wait_log 'event=home.object_store state=ok' 2 20
+t_contains "$(ctl checkpoint team)" "team revision 6" "checkpoints go on"
+wait_objs team "homes/team/6 "
 
 # Deleting the computer: the wrapped key first, then its objects.
 r=$(api DELETE /v1/computers/team '{"force":true}')
