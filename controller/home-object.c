@@ -33,10 +33,13 @@
  */
 #include "autoconf.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "home.h"
@@ -67,6 +70,15 @@ struct ho_put {
 	struct home_put		*local;
 	char			*key;
 	int64_t			 rev;
+	/* The uploader task, reading the cache's file while it grows. */
+	uint8_t			 dk[SEAL_KEY_LEN];
+	int			 fd;		/* the put's file, read only */
+	int64_t			 written;	/* bytes the file holds */
+	int			 ended;		/* 1 commit, -1 abort */
+	int			 up_done;
+	int			 up_rc;
+	struct errmsg		 up_err;
+	struct task_cond	 cv;		/* both ways */
 };
 
 void
@@ -227,6 +239,100 @@ home_object_forget_key(struct store *st, const char *key)
 /* ---- put ------------------------------------------------------------- */
 
 static int
+ho_up_sink(void *arg, const void *p, size_t n)
+{
+	struct s3_upload	*u = arg;
+	struct errmsg		 e;
+
+	memset(&e, 0, sizeof e);
+	return s3_upload_write(u, p, n, &e);
+}
+
+/*
+ * The uploader: seals the cache file as it grows and streams it to the
+ * bucket, so the upload runs beside the export instead of after it.  It
+ * waits when it caught up with the writer; the writer (guestd's export,
+ * on the loop) never waits for it: the file is the buffer.
+ */
+static void
+ho_uploader(void *arg)
+{
+	struct ho_put	*p = arg;
+	struct s3_upload *u = NULL;
+	struct seal	*sl = NULL;
+	uint8_t		*buf = xmalloc(HO_CHUNK);
+	char		 ok[S3_KEY_MAX];
+	int64_t		 off = 0;
+	size_t		 want;
+	ssize_t		 n;
+	int		 r;
+
+	if ((r = ho_objkey(p->key, p->rev, ok, sizeof ok)) != 0) {
+		errmsg_code(&p->up_err, r);
+		goto out;
+	}
+	if ((r = s3_upload_begin(ho_s3, ok, &u, &p->up_err)) != 0 ||
+	    (r = seal_new(&sl, p->dk, p->key, (uint64_t)p->rev, ho_up_sink, u,
+	    &p->up_err)) != 0)
+		goto out;
+	for (;;) {
+		if (p->ended < 0) {
+			r = errmsg_set(&p->up_err, ERR_HOME_STORE, "aborted");
+			goto out;
+		}
+		if (off < p->written) {
+			want = HO_CHUNK;
+			if ((int64_t)want > p->written - off)
+				want = (size_t)(p->written - off);
+			if ((n = pread(p->fd, buf, want, off)) <= 0) {
+				r = errmsg_set(&p->up_err, ERR_IO, "cannot read "
+				    "the cached revision back");
+				goto out;
+			}
+			if ((r = seal_write(sl, buf, (size_t)n,
+			    &p->up_err)) != 0)
+				goto out;
+			off += n;
+			continue;
+		}
+		if (p->ended > 0)
+			break;
+		(void)task_cond_wait(&p->cv, -1);
+	}
+	if ((r = seal_finish(sl, &p->up_err)) != 0)
+		goto out;
+	r = s3_upload_finish(u, NULL, &p->up_err);
+	u = NULL;
+out:
+	seal_free(sl);
+	s3_upload_abort(u);
+	free(buf);
+	p->up_rc = r;
+	p->up_done = 1;
+	task_cond_broadcast(&p->cv);
+}
+
+static void
+ho_put_free(struct ho_put *p)
+{
+	explicit_bzero(p->dk, sizeof p->dk);
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p->key);
+	free(p);
+}
+
+/* The caller's task waits for the uploader to end. */
+static void
+ho_put_join(struct ho_put *p, int how)
+{
+	p->ended = how;
+	task_cond_broadcast(&p->cv);
+	while (!p->up_done)
+		(void)task_cond_wait(&p->cv, -1);
+}
+
+static int
 ho_put_begin(struct home_store *hs, const char *key, int64_t rev,
     struct home_put **out, struct errmsg *e)
 {
@@ -237,17 +343,34 @@ ho_put_begin(struct home_store *hs, const char *key, int64_t rev,
 	*out = NULL;
 	if (strlen(key) > SEAL_ID_MAX)
 		return errmsg_set(e, ERR_NAME_TOO_LONG, "home key too long");
+	if (task_self() == NULL)
+		return errmsg_set(e, ERR_INTERNAL, "the object home store is "
+		    "written from a task");
 	p = xcalloc(1, sizeof *p);
 	p->hs = hs;
+	p->fd = -1;
 	p->key = xstrdup(key);
 	p->rev = rev;
-	if ((r = home_put_begin(&ho->cache, key, rev, &p->local, e)) != 0) {
-		free(p->key);
-		free(p);
-		return r;
+	/* The key now, in the caller's task: the store is its to use. */
+	if ((r = ho_data_key(ho, key, 1, p->dk, e)) != 0 ||
+	    (r = home_put_begin(&ho->cache, key, rev, &p->local, e)) != 0)
+		goto fail;
+	if ((p->fd = open(home_local_put_path(p->local),
+	    O_RDONLY | O_CLOEXEC)) == -1) {
+		r = errmsg_set(e, err_from_errno(errno), "cannot read the "
+		    "cached revision back: %s", strerror(errno));
+		goto fail;
+	}
+	if ((r = task_spawn(ho_uploader, p)) != 0) {
+		errmsg_set(e, r, "cannot start the upload");
+		goto fail;
 	}
 	*out = (struct home_put *)p;
 	return 0;
+fail:
+	home_put_abort(&ho->cache, p->local);
+	ho_put_free(p);
+	return r;
 }
 
 static int
@@ -255,70 +378,13 @@ ho_put_write(struct home_put *hp, const void *b, size_t n, struct errmsg *e)
 {
 	struct ho_put		*p = (struct ho_put *)hp;
 	struct home_object	*ho = p->hs->impl;
+	int			 r;
 
-	return home_put_write(&ho->cache, p->local, b, n, e);
-}
-
-static void
-ho_put_free(struct ho_put *p)
-{
-	free(p->key);
-	free(p);
-}
-
-static int
-ho_up_sink(void *arg, const void *p, size_t n)
-{
-	struct s3_upload	*u = arg;
-	struct errmsg		 e;
-
-	memset(&e, 0, sizeof e);
-	return s3_upload_write(u, p, n, &e);
-}
-
-/* Seal the cache's revision rev of key into the bucket. */
-static int
-ho_upload(struct home_object *ho, const char *key, int64_t rev,
-    struct errmsg *e)
-{
-	uint8_t		 dk[SEAL_KEY_LEN];
-	struct home_get	*g = NULL;
-	struct s3_upload *u = NULL;
-	struct seal	*sl = NULL;
-	uint8_t		*buf = NULL;
-	char		 ok[S3_KEY_MAX];
-	int64_t		 size;
-	ssize_t		 n;
-	int		 r;
-
-	if ((r = ho_objkey(key, rev, ok, sizeof ok)) != 0)
-		return errmsg_code(e, r);
-	if ((r = ho_data_key(ho, key, 1, dk, e)) != 0)
+	if ((r = home_put_write(&ho->cache, p->local, b, n, e)) != 0)
 		return r;
-	if ((r = home_get_open(&ho->cache, key, rev, &g, &size, e)) != 0 ||
-	    (r = s3_upload_begin(ho_s3, ok, &u, e)) != 0 ||
-	    (r = seal_new(&sl, dk, key, (uint64_t)rev, ho_up_sink, u,
-	    e)) != 0)
-		goto out;
-	buf = xmalloc(HO_CHUNK);
-	while ((n = home_get_read(&ho->cache, g, buf, HO_CHUNK, e)) > 0)
-		if ((r = seal_write(sl, buf, (size_t)n, e)) != 0)
-			goto out;
-	if (n < 0) {
-		r = e->code != 0 ? e->code : ERR_HOME_STORE;
-		goto out;
-	}
-	if ((r = seal_finish(sl, e)) != 0)
-		goto out;
-	r = s3_upload_finish(u, NULL, e);
-	u = NULL;
-out:
-	explicit_bzero(dk, sizeof dk);
-	seal_free(sl);
-	s3_upload_abort(u);
-	home_get_close(&ho->cache, g);
-	free(buf);
-	return r;
+	p->written += (int64_t)n;
+	task_cond_broadcast(&p->cv);
+	return 0;
 }
 
 static int
@@ -328,14 +394,17 @@ ho_put_commit(struct home_put *hp, struct errmsg *e)
 	struct home_object	*ho = p->hs->impl;
 	int			 r;
 
-	r = home_put_commit(&ho->cache, p->local, e);
-	p->local = NULL;
-	if (r == 0)
-		r = ho_upload(ho, p->key, p->rev, e);
+	ho_put_join(p, 1);
+	if ((r = p->up_rc) != 0) {
+		errmsg_set(e, r, "%s", errmsg_str(&p->up_err));
+		home_put_abort(&ho->cache, p->local);
+	} else
+		r = home_put_commit(&ho->cache, p->local, e);
 	/*
-	 * Not in the bucket, not a revision: the cache's copy goes with
-	 * the next prune (its row was never written).
+	 * Uploaded but not committed in the cache: the object has no row,
+	 * and the reconciler removes it.
 	 */
+	p->local = NULL;
 	ho_put_free(p);
 	return r;
 }
@@ -346,6 +415,7 @@ ho_put_abort(struct home_put *hp)
 	struct ho_put		*p = (struct ho_put *)hp;
 	struct home_object	*ho = p->hs->impl;
 
+	ho_put_join(p, -1);
 	home_put_abort(&ho->cache, p->local);
 	ho_put_free(p);
 }
