@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +250,19 @@ ho_up_sink(void *arg, const void *p, size_t n)
 }
 
 /*
+ * A test hook, as checkpoint.c's: RAKAZO_TEST_CRASH_AT=object-uploading
+ * kills serve (SIGKILL) once a MiB of the archive went into the upload.
+ */
+static void
+ho_test_crash(const char *step)
+{
+	const char	*at = getenv("RAKAZO_TEST_CRASH_AT");
+
+	if (at != NULL && strcmp(at, step) == 0)
+		kill(getpid(), SIGKILL);
+}
+
+/*
  * The uploader: seals the cache file as it grows and streams it to the
  * bucket, so the upload runs beside the export instead of after it.  It
  * waits when it caught up with the writer; the writer (guestd's export,
@@ -293,6 +307,8 @@ ho_uploader(void *arg)
 			    &p->up_err)) != 0)
 				goto out;
 			off += n;
+			if (off >= 1024 * 1024)
+				ho_test_crash("object-uploading");
 			continue;
 		}
 		if (p->ended > 0)

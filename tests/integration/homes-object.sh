@@ -9,8 +9,8 @@
 # another home's and another revision's object are each refused with a
 # stable code and nothing is restored; the reconciler deletes objects no
 # computer owns and never the current one, also after serve was killed
-# between the upload and its row or between the row and the previous
-# object's delete; a bucket unreachable at checkpoint time fails the
+# in the middle of an upload, between the upload and its row or between
+# the row and the previous object's delete; a bucket unreachable at checkpoint time fails the
 # checkpoint with a clear event and health says so; deleting the computer
 # clears its wrapped key and its objects; a wrong S3 secret is a setup
 # failure that /internal/health reports.
@@ -169,6 +169,21 @@ s3_start "$S3_PORT"
 ctl_wait_log 'event=home.object_store state=ok' 2 20
 t_contains "$(ctl checkpoint team)" "team revision 6" "checkpoints go on"
 wait_objs team "homes/team/6 "
+
+# serve killed in the middle of an upload: no object and no row for it,
+# revision 6 stays current and is what a restore brings back.
+ctl_stop
+RAKAZO_TEST_CRASH_AT=object-uploading ctl_start --reconcile-ms 300
+ctl checkpoint team > "$T/ck.out" 2>&1 && t_fail "the serve did not die"
+wait "$CTL_PID" 2>/dev/null
+CTL_PID=""
+ctl_start --reconcile-ms 300
+t_eq "$(revs | cut -d' ' -f1)" "6:operator" "revision 6 still current"
+wait_objs team "homes/team/6 "
+api POST /v1/computers/team/stop '{}' >/dev/null
+rm -rf "$CTL_DATA/computers/team" "$CTL_DATA/homes/team"
+r=$(api POST /v1/tools/shell '{"computer":"team","bot":"alice","command":"cat notes.txt"}')
+t_contains "$r" 'plaintext-marker-31337' "restored after the killed upload"
 
 # Deleting the computer: the wrapped key first, then its objects.
 r=$(api DELETE /v1/computers/team '{"force":true}')
