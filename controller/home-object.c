@@ -2,14 +2,15 @@
  * The object home store (home.h, home-object.h, SPEC C-10): the bucket
  * is the source of truth and DATA_DIR/homes (home-local.c) its cache.
  *
- *   put     writes the cache as the local store does; at commit the
- *           revision is committed in the cache, then sealed
- *           (rakazo-home(5)) under the home's data key and streamed to
+ *   put     writes the cache as the local store does, while an uploader
+ *           task reads the growing file back, seals it (rakazo-home(5))
+ *           under the home's data key and streams it to
  *           homes/<storage id>/<revision> (a multipart upload when
- *           larger than a part).  The commit returns only when the
- *           object is complete, so checkpoint.c's row, the commit point,
- *           advances only after the upload; a failed upload fails the
- *           checkpoint and the previous revision stays current.
+ *           larger than a part).  The commit waits for the upload to
+ *           complete, then commits the cache, so checkpoint.c's row, the
+ *           commit point, advances only after the upload; a failed
+ *           upload fails the checkpoint and the previous revision stays
+ *           current.
  *   get     reads the cache when it holds the revision; otherwise the
  *           object is fetched and opened while it streams into a cache
  *           put, which is committed only when the final segment
@@ -27,9 +28,10 @@
  * anything else (checkpoint_forget), so its objects are unreadable at
  * once even if their deletes fail.
  *
- * Sealing runs on the loop thread: AES-GCM with AES-NI costs about a
- * millisecond per MiB, small beside the upload; bench/homes-object.sh
- * measures it.
+ * Sealing runs on the loop thread, 64 KiB at a time in the uploader
+ * task (which yields every MiB): AES-GCM with AES-NI is far faster than
+ * the upload, so no worker thread; bench/homes-object.sh measures the
+ * whole path.
  */
 #include "autoconf.h"
 
