@@ -24,6 +24,7 @@
 #include "token.h"
 #include "api.h"
 #include "api-int.h"
+#include "home-object.h"
 #include "provider.h"
 #include "store.h"
 #include "xmalloc.h"
@@ -202,22 +203,37 @@ api_health(struct api_ctx *x, const char **arg)
 	int		 r;
 
 	struct errmsg	 perr;
-	int		 pr;
+	const char	*hmsg = "";
+	int		 pr, h = 0;
 
 	r = store_schema_version(x->s, &v);
 	/* The provider's machinery (an engine's socket) is setup too. */
 	pr = provider_check(x->a->prov, &perr);
-	j = json_pack("{s:s, s:s, s:{s:s, s:s, s:I}}", "sandbox",
-	    provider_name(x->a->prov), "state", r == 0 && pr == 0 ? "ok" :
-	    "degraded", "store", "backend", store_backend(x->s), "state",
-	    r == 0 ? "ok" : "failed", "schema", (json_int_t)v);
+	/*
+	 * The object home store (C-10): a bucket that cannot be reached or
+	 * refuses the credentials is a setup failure, never a fallback.
+	 */
+	if (home_object_enabled())
+		h = home_object_health(&hmsg);
+	j = json_pack("{s:s, s:s, s:{s:s, s:s, s:I}, s:{s:s, s:s}}", "sandbox",
+	    provider_name(x->a->prov), "state", r == 0 && pr == 0 && h == 0 ?
+	    "ok" : "degraded", "store", "backend", store_backend(x->s),
+	    "state", r == 0 ? "ok" : "failed", "schema", (json_int_t)v,
+	    "home_store", "backend", home_object_enabled() ? "object" :
+	    "local", "state", h == 0 ? "ok" : "failed");
+	if (j != NULL && h != 0) {
+		json_object_set_new(json_object_get(j, "home_store"), "code",
+		    json_string(err_name(h)));
+		json_object_set_new(json_object_get(j, "home_store"), "error",
+		    json_string(hmsg));
+	}
 	/* How computers are kept apart: "uid", "shared-user", "container". */
 	if (j != NULL && iso != NULL)
 		json_object_set_new(j, "isolation", json_string(iso));
 	if (j != NULL && pr != 0)
 		json_object_set_new(j, "setup", json_pack("{s:s, s:s}",
 		    "code", err_name(pr), "message", errmsg_str(&perr)));
-	api_reply(x, r == 0 && pr == 0 ? 200 : 503, j);
+	api_reply(x, r == 0 && pr == 0 && h == 0 ? 200 : 503, j);
 }
 
 static int

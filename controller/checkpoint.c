@@ -57,6 +57,7 @@
 #include "api-int.h"
 #include "checkpoint.h"
 #include "home.h"
+#include "home-object.h"
 #include "lease.h"
 #include "provider.h"
 #include "store.h"
@@ -495,7 +496,7 @@ checkpoint_save(struct api_ctx *x, struct store_computer *c,
 		    "finish");
 		goto out;
 	}
-	if ((r = home_store_open(&hs, x->a->data_dir, e)) != 0)
+	if ((r = home_store_open_st(&hs, x->a->data_dir, x->s, e)) != 0)
 		goto out;
 	if ((rev = ckpt_next_rev(x, c->id, &last, &r)) == 0) {
 		errmsg_set(e, r, "cannot read the home revisions");
@@ -516,6 +517,8 @@ checkpoint_save(struct api_ctx *x, struct store_computer *c,
 		snprintf(out->cause, sizeof out->cause, "%s", cause);
 		r = ckpt_record(x, hs, out, e);
 	}
+	if (r == 0)
+		ckpt_test_crash("checkpoint-recorded");
 	if (r == 0 && ckpt_prune(x, hs, c->id, &pe) != 0)
 		log_warn("checkpoint.prune", "computer=%s msg=\"%s\"", c->id,
 		    errmsg_str(&pe));
@@ -769,7 +772,7 @@ checkpoint_restore(struct api_ctx *x, struct store_computer *c, int64_t rev,
 		errmsg_set(e, r, "a checkpoint of the computer did not finish");
 		goto out;
 	}
-	if ((r = home_store_open(&hs, x->a->data_dir, e)) != 0)
+	if ((r = home_store_open_st(&hs, x->a->data_dir, x->s, e)) != 0)
 		goto out;
 	r = ckpt_restore_locked(x, hs, c, rev, as_new, out, e);
 	if (r == 0 && as_new)
@@ -917,13 +920,16 @@ checkpoint_forget(struct api_ctx *x, const char *computer)
 	memset(&e, 0, sizeof e);
 	if ((r = ckpt_lock(x->a, computer, 1, &lk)) != 0)
 		return r;
+	/* The wrapped data key first: its objects are unreadable now. */
+	if ((r = home_object_forget_key(x->s, computer)) != 0)
+		goto out;
 	if ((r = store_home_rev_list(x->s, computer, &rows, &n)) != 0)
 		goto out;
 	for (i = 0; i < n; i++)
 		if ((r = store_home_rev_delete(x->s, computer,
 		    rows[i].revision)) != 0)
 			goto out;
-	if ((r = home_store_open(&hs, x->a->data_dir, &e)) != 0 ||
+	if ((r = home_store_open_st(&hs, x->a->data_dir, x->s, &e)) != 0 ||
 	    (r = home_prune(hs, home_key(computer), NULL, 0, &e)) != 0)
 		goto out;
 	ckpt_mirror_prune(x->a, home_key(computer), NULL, 0);
@@ -931,6 +937,72 @@ out:
 	home_store_free(hs);
 	free(rows);
 	ckpt_unlock(lk);
+	return r;
+}
+
+struct ckpt_owned {
+	struct store	*s;
+};
+
+/* Objects of a home whose computer still exists are its own pass's. */
+static int
+ckpt_owned(void *arg, const char *home, int64_t rev)
+{
+	struct ckpt_owned	*o = arg;
+	struct store_computer	 c;
+
+	(void)rev;
+	/* Cannot tell (the store failed): keep. */
+	return store_computer_get(o->s, home, &c) != ERR_NOT_FOUND;
+}
+
+int
+checkpoint_sweep_objects(struct api *a, struct store *s, int *deleted)
+{
+	struct store_computer	*cs = NULL;
+	struct store_home_rev	*rows = NULL;
+	struct ckpt_owned	 o;
+	struct errmsg		 e;
+	int64_t			*keep;
+	size_t			 n = 0, nr, i, j;
+	int			 r, lk, k;
+
+	*deleted = 0;
+	memset(&e, 0, sizeof e);
+	if (!home_object_enabled())
+		return 0;
+	if ((r = home_object_check(&e)) != 0)
+		return r;
+	if ((r = store_computer_list(s, &cs, &n)) != 0)
+		return r;
+	for (i = 0; i < n; i++) {
+		/*
+		 * Held: a checkpoint is under way, and its new object has
+		 * no row yet; never delete what may become current.
+		 */
+		if (ckpt_lock(a, cs[i].id, 0, &lk) != 0)
+			continue;
+		if (store_home_rev_list(s, cs[i].id, &rows, &nr) == 0) {
+			keep = xcalloc(nr + 1, sizeof *keep);
+			for (j = 0; j < nr; j++)
+				keep[j] = rows[j].revision;
+			/* The bucket holds the current revision only. */
+			keep[0] = home_object_current(keep, nr);
+			if (home_object_prune(home_key(cs[i].id), keep,
+			    nr > 0 ? 1 : 0, NULL, NULL, &k, &e) == 0)
+				*deleted += k;
+			free(keep);
+			free(rows);
+			rows = NULL;
+		}
+		ckpt_unlock(lk);
+	}
+	free(cs);
+	/* Homes of computers that are gone. */
+	o.s = s;
+	if ((r = home_object_prune(NULL, NULL, 0, ckpt_owned, &o, &k,
+	    &e)) == 0)
+		*deleted += k;
 	return r;
 }
 
@@ -947,7 +1019,7 @@ checkpoint_cleanup(struct api *a, struct store *s, int *cleaned)
 
 	*cleaned = 0;
 	memset(&e, 0, sizeof e);
-	if ((r = home_store_open(&hs, a->data_dir, &e)) != 0)
+	if ((r = home_store_open_st(&hs, a->data_dir, s, &e)) != 0)
 		return r;
 	if ((r = store_computer_list(s, &cs, &n)) != 0)
 		goto out;

@@ -74,6 +74,14 @@ int	checkpoint_forget(struct api_ctx *x, const char *computer);
  * archives and mirror files without a row) for every computer whose
  * lock is free.  *cleaned counts the computers tidied.
  */
+/*
+ * The object store's reconciler (C-10), from a task: checks the bucket
+ * (its answer is what /internal/health reports), then deletes every
+ * object no computer's revision row owns, skipping computers whose
+ * checkpoint is under way.  *deleted counts the objects removed.
+ */
+int	checkpoint_sweep_objects(struct api *a, struct store *s,
+	    int *deleted);
 int	checkpoint_cleanup(struct api *a, struct store *s, int *cleaned);
 
 #endif

@@ -38,6 +38,7 @@ extern const struct cli_cmd	cli_release_control_entry;
 extern const struct cli_cmd	cli_checkpoint_entry;
 extern const struct cli_cmd	cli_restore_entry;
 extern const struct cli_cmd	cli_homes_entry;
+extern const struct cli_cmd	cli_s3_entry;
 
 /* Print "rakazoctl: <msg>" to stderr, redacted (doc/DESIGN.md X-5). */
 void	cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

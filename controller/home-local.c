@@ -200,6 +200,12 @@ hl_put_write(struct home_put *p, const void *buf, size_t n,
 	return 0;
 }
 
+const char *
+home_local_put_path(const struct home_put *p)
+{
+	return p->tmp;
+}
+
 static void
 hl_put_abort(struct home_put *p)
 {

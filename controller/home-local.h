@@ -12,4 +12,10 @@
 int	home_local_init(struct home_store *hs, const char *data_dir,
 	    struct errmsg *e);
 
+/*
+ * Where a put of the local store is being written (home-object.c reads
+ * it back while it grows, to seal and upload it).
+ */
+const char	*home_local_put_path(const struct home_put *p);
+
 #endif

@@ -1,6 +1,7 @@
 /*
  * The home store front (home.h): picks the implementation (the local
- * directory today; an object store later, C-10) and forwards each verb.
+ * directory, or the object store with the directory as its cache, C-10)
+ * and forwards each verb.
  * Also the one piece of blocking work every implementation needs made
  * durable off the loop: fsync, run on a short-lived thread of its own
  * while the task waits on a pipe for its answer.
@@ -17,11 +18,19 @@
 #include "err.h"
 #include "home.h"
 #include "home-local.h"
+#include "home-object.h"
 #include "task.h"
 
 int
 home_store_open(struct home_store **out, const char *data_dir,
     struct errmsg *e)
+{
+	return home_store_open_st(out, data_dir, NULL, e);
+}
+
+int
+home_store_open_st(struct home_store **out, const char *data_dir,
+    struct store *st, struct errmsg *e)
 {
 	struct home_store	*hs;
 	int			 r;
@@ -29,8 +38,15 @@ home_store_open(struct home_store **out, const char *data_dir,
 	*out = NULL;
 	if ((hs = calloc(1, sizeof *hs)) == NULL)
 		return errmsg_code(e, ERR_NOMEM);
-	hs->ops = &home_local_ops;
-	if ((r = home_local_init(hs, data_dir, e)) != 0) {
+	/* The object store when serve turned it on (C-10), else local. */
+	if (home_object_enabled() && st != NULL) {
+		hs->ops = &home_object_ops;
+		r = home_object_init(hs, data_dir, st, e);
+	} else {
+		hs->ops = &home_local_ops;
+		r = home_local_init(hs, data_dir, e);
+	}
+	if (r != 0) {
 		free(hs);
 		return r;
 	}

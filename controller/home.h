@@ -77,6 +77,13 @@ extern const struct home_store_ops	home_local_ops;
 /* The local store under data_dir/homes (created when missing). */
 int	home_store_open(struct home_store **out, const char *data_dir,
 	    struct errmsg *e);
+/*
+ * The process's home store: the object store (home-object.h) when it is
+ * on, its data keys on st's computer rows; the local store otherwise.
+ */
+struct store;
+int	home_store_open_st(struct home_store **out, const char *data_dir,
+	    struct store *st, struct errmsg *e);
 void	home_store_free(struct home_store *hs);
 /* A computer's home key: its id today (names are path-safe). */
 const char *home_key(const char *computer);

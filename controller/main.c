@@ -34,6 +34,7 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cli_checkpoint_entry,
 	&cli_restore_entry,
 	&cli_homes_entry,
+	&cli_s3_entry,
 };
 
 #define CLI_NCMDS	(sizeof(cli_cmds) / sizeof(cli_cmds[0]))

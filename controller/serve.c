@@ -70,6 +70,10 @@
 #include "token.h"
 #include "activity.h"
 #include "checkpoint.h"
+#include "curl-loop.h"
+#include "home-object.h"
+#include "s3.h"
+#include "seal-key.h"
 #include "api.h"
 #include "cli.h"
 #include "guest-client.h"
@@ -577,7 +581,7 @@ static struct store	*serve_notes;
 static void
 serve_maint_task(void *arg)
 {
-	int	 changed, stopped;
+	int	 changed, stopped, deleted;
 
 	(void)arg;
 	/* A broken database watch: watch again, and catch up once. */
@@ -587,6 +591,7 @@ serve_maint_task(void *arg)
 	if (sweep_reconcile(&serve_api, &changed) == 0 && changed > 0)
 		log_info("reconcile", "changed=%d", changed);
 	(void)sweep_idle(&serve_api, &stopped);
+	(void)sweep_objects(&serve_api, &deleted);
 	serve_maint_running = 0;
 	lws_sul_schedule(serve_ctx, 0, &serve_maint_sul, serve_maint_fire,
 	    serve_tick_ms * LWS_US_PER_MS);
@@ -1049,7 +1054,9 @@ static const struct lws_protocols serve_protocols[] = {
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
-static struct lws_protocols serve_inner_protocols[5];
+static struct lws_protocols serve_inner_protocols[6];
+static struct curl_loop	*serve_curl;
+static struct s3	*serve_s3;
 
 static void
 serve_on_signal(int sig)
@@ -1061,6 +1068,70 @@ serve_on_signal(int sig)
 }
 
 /* ---- start-up ----------------------------------------------------------- */
+
+/* The first bucket check, as soon as the loop turns. */
+static void
+serve_objects_check_task(void *arg)
+{
+	struct errmsg	 e;
+
+	(void)arg;
+	memset(&e, 0, sizeof e);
+	(void)home_object_check(&e);
+}
+
+/*
+ * The object home store (C-10) when OBJECT_STORAGE_BUCKET is set: the
+ * content key (made 0600 when absent, and said so), the S3 client on
+ * the loop.  A bad setting stops start-up; a bucket that does not
+ * answer or refuses the credentials does not, but /internal/health
+ * reports it and checkpoints fail: homes never fall back to local.
+ */
+static int
+serve_objects_setup(const char *data_dir, const char *key_file)
+{
+	struct s3_config cfg;
+	struct errmsg	 e;
+	uint8_t		 ck[SEAL_KEY_LEN];
+	char		 path[PATH_MAX];
+	int		 enabled, created = 0, r;
+
+	memset(&e, 0, sizeof e);
+	if ((r = s3_config_from_env(&cfg, &enabled, &e)) != 0) {
+		cli_error("%s: %s", err_name(r), errmsg_str(&e));
+		return r;
+	}
+	if (!enabled)
+		return 0;
+	if (key_file == NULL || *key_file == '\0') {
+		snprintf(path, sizeof path, "%s/content.key", data_dir);
+		key_file = path;
+	}
+	if ((r = seal_key_load(key_file, ck, &created, &e)) != 0) {
+		cli_error("%s: the content key: %s", err_name(r),
+		    errmsg_str(&e));
+		goto out;
+	}
+	if (created)
+		log_info("home.content_key", "file=%s msg=\"no content key "
+		    "file: a new key was made (mode 0600); keep it, the "
+		    "homes in the bucket are unreadable without it\"",
+		    key_file);
+	if ((r = curl_loop_new(&serve_curl, serve_ctx, serve_inner,
+	    &e)) != 0 || (r = s3_new(&serve_s3, serve_curl, &cfg, &e)) != 0) {
+		cli_error("%s: %s", err_name(r), errmsg_str(&e));
+		goto out;
+	}
+	home_object_configure(serve_s3, ck);
+	log_info("home.object_store", "bucket=%s endpoint=%s addressing=%s "
+	    "part_size=%llu", cfg.bucket, cfg.endpoint, cfg.path_style ?
+	    "path" : "virtual", (unsigned long long)s3_part_size(serve_s3));
+	(void)task_spawn(serve_objects_check_task, NULL);
+out:
+	explicit_bzero(ck, sizeof ck);
+	s3_config_release(&cfg);
+	return r;
+}
 
 /*
  * The context and the inner vhost: guestd clients, task fds and the store
@@ -1077,7 +1148,8 @@ serve_loop_new(void)
 		SERVE_WATCH_PROTOCOL, serve_watch_cb, 0, 0, 0, NULL, 0 };
 	serve_inner_protocols[3] = (struct lws_protocols){
 		SERVE_NOTES_PROTOCOL, serve_notes_cb, 0, 0, 0, NULL, 0 };
-	memset(&serve_inner_protocols[4], 0, sizeof serve_inner_protocols[4]);
+	serve_inner_protocols[4] = curl_loop_protocol;
+	memset(&serve_inner_protocols[5], 0, sizeof serve_inner_protocols[5]);
 	memset(&info, 0, sizeof info);
 	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
 	/* Socket reads of 64 KiB, not 4: streamed uploads cost less. */
@@ -1347,6 +1419,10 @@ serve_main(int argc, char **argv)
 		status = CLI_EXIT_USAGE;
 		goto out;
 	}
+	if (serve_objects_setup(data_dir, getenv("CONTENT_KEY_FILE")) != 0) {
+		status = CLI_EXIT_USAGE;
+		goto out;
+	}
 	/* Open (and migrate) now so a broken store stops start-up. */
 	if ((r = store_open(&s, store_url, &err)) != 0) {
 		cli_error("%s: %s", err_name(r), err.msg);
@@ -1426,6 +1502,11 @@ out:
 	 * resumes them while the context goes.
 	 */
 	task_shutdown();
+	home_object_configure(NULL, NULL);
+	s3_free(serve_s3);
+	serve_s3 = NULL;
+	curl_loop_free(serve_curl);
+	serve_curl = NULL;
 	if (serve_ctx != NULL) {
 		lws_sul_cancel(&serve_maint_sul);
 		lws_sul_cancel(&serve_sweep_sul);

@@ -24,6 +24,8 @@ struct store_ops {
 	int	(*computer_update)(void *, const struct store_computer *);
 	int	(*computer_touch)(void *, const char *, int64_t);
 	int	(*computer_delete)(void *, const char *);
+	int	(*computer_home_key_get)(void *, const char *, char *, size_t);
+	int	(*computer_home_key_set)(void *, const char *, const char *);
 	int	(*computer_list)(void *, struct store_computer **, size_t *);
 	int	(*bot_ensure)(void *, const char *, const char *,
 		    struct store_bot *);

@@ -668,6 +668,10 @@ static const char *const pg_migrations[] = {
 	 * checkpoint, checkpoint.c). */
 	("ALTER TABLE home_revisions ADD COLUMN fingerprint TEXT NOT NULL "
 	"  DEFAULT '';"),
+	/* 6: the home's data key wrapped by the content key (C-10, the
+	 * object home store; home-object.c), hex; '' until the first. */
+	("ALTER TABLE computers ADD COLUMN home_key TEXT NOT NULL "
+	"  DEFAULT '';"),
 };
 
 #define PG_NMIGRATIONS	(sizeof(pg_migrations) / sizeof(pg_migrations[0]))
@@ -853,6 +857,33 @@ pg_computer_touch(void *impl, const char *id, int64_t now)
 {
 	return pg_changed(impl, ERR_NOT_FOUND, "UPDATE computers SET "
 	    "last_used_ms = $1 WHERE id = $2", "is", now, id);
+}
+
+static void
+pg_home_key_row(const PGresult *res, int i, void *p)
+{
+	char	**dst = p;
+
+	pg_text(res, i, 0, dst[0], (size_t)(dst[1] - dst[0]));
+}
+
+static int
+pg_computer_home_key_get(void *impl, const char *id, char *out, size_t len)
+{
+	PGresult	*res;
+	char		*span[2] = { out, out + len };
+	int		 r;
+
+	r = pg_query(impl, &res, "SELECT home_key FROM computers WHERE "
+	    "id = $1", "s", id);
+	return pg_one(r, res, pg_home_key_row, span);
+}
+
+static int
+pg_computer_home_key_set(void *impl, const char *id, const char *hex)
+{
+	return pg_changed(impl, ERR_NOT_FOUND, "UPDATE computers SET "
+	    "home_key = $1 WHERE id = $2", "ss", hex, id);
 }
 
 static int
@@ -1386,6 +1417,8 @@ const struct store_ops store_pg_ops = {
 	.computer_update = pg_computer_update,
 	.computer_touch = pg_computer_touch,
 	.computer_delete = pg_computer_delete,
+	.computer_home_key_get = pg_computer_home_key_get,
+	.computer_home_key_set = pg_computer_home_key_set,
 	.computer_list = pg_computer_list,
 	.bot_ensure = pg_bot_ensure,
 	.bot_update = pg_bot_update,

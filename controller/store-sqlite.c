@@ -135,6 +135,10 @@ static const char *const sq_migrations[] = {
 	 * checkpoint, checkpoint.c). */
 	("ALTER TABLE home_revisions ADD COLUMN fingerprint TEXT NOT NULL "
 	"  DEFAULT '';"),
+	/* 6: the home's data key wrapped by the content key (C-10, the
+	 * object home store; home-object.c), hex; '' until the first. */
+	("ALTER TABLE computers ADD COLUMN home_key TEXT NOT NULL "
+	"  DEFAULT '';"),
 };
 
 #define SQ_NMIGRATIONS	(sizeof(sq_migrations) / sizeof(sq_migrations[0]))
@@ -519,6 +523,38 @@ sq_computer_touch(void *impl, const char *id, int64_t now)
 
 	r = sq_done(q, sq_prepare(q, &r, "UPDATE computers SET "
 	    "last_used_ms = ? WHERE id = ?", "is", now, id), &r);
+	return sq_changed(q->db, r);
+}
+
+static int
+sq_computer_home_key_get(void *impl, const char *id, char *out, size_t len)
+{
+	struct sq	*q = impl;
+	sqlite3_stmt	*st;
+	const unsigned char *v;
+	int		 r, rc;
+
+	st = sq_prepare(q, &r, "SELECT home_key FROM computers WHERE id = ?",
+	    "s", id);
+	if (st == NULL)
+		return r;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		v = sqlite3_column_text(st, 0);
+		snprintf(out, len, "%s", v != NULL ? (const char *)v : "");
+	} else
+		r = rc == SQLITE_DONE ? ERR_NOT_FOUND : sq_code(q->db, rc);
+	sq_release(q, st);
+	return r;
+}
+
+static int
+sq_computer_home_key_set(void *impl, const char *id, const char *hex)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	r = sq_done(q, sq_prepare(q, &r, "UPDATE computers SET home_key = ? "
+	    "WHERE id = ?", "ss", hex, id), &r);
 	return sq_changed(q->db, r);
 }
 
@@ -1145,6 +1181,8 @@ const struct store_ops store_sqlite_ops = {
 	.computer_update = sq_computer_update,
 	.computer_touch = sq_computer_touch,
 	.computer_delete = sq_computer_delete,
+	.computer_home_key_get = sq_computer_home_key_get,
+	.computer_home_key_set = sq_computer_home_key_set,
 	.computer_list = sq_computer_list,
 	.bot_ensure = sq_bot_ensure,
 	.bot_update = sq_bot_update,

@@ -133,6 +133,20 @@ store_computer_touch(struct store *s, const char *id, int64_t now)
 }
 
 int
+store_computer_home_key_get(struct store *s, const char *id, char *out,
+    size_t len)
+{
+	return s->ops->computer_home_key_get(s->impl, id, out, len);
+}
+
+int
+store_computer_home_key_set(struct store *s, const char *id,
+    const char *hex)
+{
+	return s->ops->computer_home_key_set(s->impl, id, hex);
+}
+
+int
 store_computer_delete(struct store *s, const char *id)
 {
 	return s->ops->computer_delete(s->impl, id);

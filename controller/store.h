@@ -108,6 +108,15 @@ int	 store_computer_get(struct store *s, const char *id,
 int	 store_computer_update(struct store *s, const struct store_computer *c);
 int	 store_computer_touch(struct store *s, const char *id, int64_t now_ms);
 int	 store_computer_delete(struct store *s, const char *id);
+/*
+ * The home's wrapped data key (object home store, C-10), hex; "" when
+ * none was made yet.  Setting "" forgets it: the home's objects are
+ * unreadable from then on.
+ */
+int	 store_computer_home_key_get(struct store *s, const char *id,
+	    char *out, size_t len);
+int	 store_computer_home_key_set(struct store *s, const char *id,
+	    const char *hex);
 /* *out is malloc'd (free it); *n rows. */
 int	 store_computer_list(struct store *s, struct store_computer **out,
 	    size_t *n);

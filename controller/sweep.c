@@ -33,6 +33,24 @@ sweep_alive_cb(const struct store_computer *c, void *arg)
 }
 
 int
+sweep_objects(struct api *a, int *deleted)
+{
+	struct store	*s;
+	struct errmsg	 err;
+	int		 r;
+
+	*deleted = 0;
+	memset(&err, 0, sizeof err);
+	if ((r = store_open(&s, a->store_url, &err)) != 0)
+		return r;
+	r = checkpoint_sweep_objects(a, s, deleted);
+	store_free(s);
+	if (*deleted > 0)
+		log_info("sweep.objects", "deleted=%d", *deleted);
+	return r;
+}
+
+int
 sweep_reconcile(struct api *a, int *changed)
 {
 	struct store	*s;

@@ -14,6 +14,8 @@
  * provider says is alive (run_record_reconcile()); *changed counts rows touched.
  */
 int	sweep_reconcile(struct api *a, int *changed);
+/* The object home store's reconciler and bucket check (checkpoint.c). */
+int	sweep_objects(struct api *a, int *deleted);
 /* Idle stop (C-6): *stopped counts computers stopped for idleness. */
 int	sweep_idle(struct api *a, int *stopped);
 /*

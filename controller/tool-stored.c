@@ -67,7 +67,7 @@ tool_stored_open(struct tool_ctx *t, json_t *jpath, char *path,
 	else if ((r = home_browse_path(json_string_value(jpath),
 	    json_string_length(jpath), path, pathlen, e)) != 0)
 		return r;
-	return home_store_open(hs, t->data_dir, e);
+	return home_store_open_st(hs, t->data_dir, t->store, e);
 }
 
 int

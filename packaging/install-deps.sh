@@ -80,6 +80,18 @@ browser_modules() {
 	(cd "$b" && npm ci --no-audit --no-fund --loglevel=error)
 }
 
+# s3rver for the object store tests (tests/integration/s3-client.sh),
+# pinned by tests/s3/package-lock.json; tests/fixtures/s3-front.mjs puts
+# a SigV4 verifier in front of it.
+s3_modules() {
+	s="$(dirname "$0")/../tests/s3"
+	[ -f "$s/package-lock.json" ] || return 0
+	[ "$s/node_modules/.package-lock.json" -nt "$s/package-lock.json" ] &&
+		return 0
+	echo "install-deps: npm ci in tests/s3" >&2
+	(cd "$s" && npm ci --no-audit --no-fund --loglevel=error)
+}
+
 # xterm.js for the terminal page (term/term.html), pinned by
 # term/package-lock.json; `make` copies it into term-assets/ and `make
 # install` under the package data directory: guestd serves it, never a CDN.
@@ -92,7 +104,7 @@ term_modules() {
 	(cd "$t" && npm ci --no-audit --no-fund --loglevel=error)
 }
 
-[ -n "$missing" ] || { browser_modules; term_modules; exit 0; }
+[ -n "$missing" ] || { browser_modules; s3_modules; term_modules; exit 0; }
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -111,4 +123,5 @@ $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
 $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q \
     --no-install-recommends $missing
 browser_modules
+s3_modules
 term_modules

@@ -1,0 +1,67 @@
+/*
+ * libcurl on the controller's one lws loop: a curl multi handle whose
+ * sockets and timer are driven by lws, so a task can run an HTTP
+ * transfer as if it were a blocking call while the loop thread never
+ * blocks.  The object store client (s3.c) is its first user; the
+ * container providers' HTTP clients are meant to be the next.
+ *
+ * Use: make a CURL easy handle with whatever options the protocol needs
+ * (but not CURLOPT_PRIVATE, which is ours), then from a task either
+ * curl_loop_perform() it, or curl_loop_start() it and curl_loop_wait()
+ * later (a transfer that goes on while the task does other work, e.g.
+ * the next part of an upload filling).  The easy handle stays the
+ * caller's: curl_easy_cleanup() it after the wait, or after
+ * curl_loop_cancel() when the task gives up on a transfer.
+ *
+ * The callbacks the easy handle was given (read, write, header) run on
+ * the loop, inside curl_multi_socket_action(): they may not wait.
+ */
+#ifndef CONTROLLER_CURL_LOOP_H
+#define CONTROLLER_CURL_LOOP_H
+
+#include <curl/curl.h>
+#include <libwebsockets.h>
+
+#include "err.h"
+#include "task.h"
+
+#define CURL_LOOP_PROTOCOL	"rakazo-curl-fd"
+
+/* Add to the protocol list of the vhost given to curl_loop_new(). */
+extern const struct lws_protocols	curl_loop_protocol;
+
+struct curl_loop;
+
+/* One transfer in flight: the caller's storage, opaque but for result. */
+struct curl_loop_xfer {
+	struct curl_loop	*l;
+	CURL			*easy;
+	int			 added;
+	int			 done;
+	CURLcode		 result;	/* after the wait */
+	struct task_cond	 cv;
+};
+
+int	curl_loop_new(struct curl_loop **out, struct lws_context *ctx,
+	    struct lws_vhost *vh, struct errmsg *e);
+/* No transfer may be in flight. */
+void	curl_loop_free(struct curl_loop *l);
+int	curl_loop_inflight(const struct curl_loop *l);
+
+/* Hands easy to the loop; curl starts at the loop's next turn. */
+void	curl_loop_start(struct curl_loop *l, struct curl_loop_xfer *x,
+	    CURL *easy);
+/*
+ * From a task: waits until the transfer ends, however it ends (curl's
+ * own timeouts included: set CURLOPT_CONNECTTIMEOUT / LOW_SPEED_* on the
+ * handle).  0 with curl's verdict in x->result, or ERR_INTERNAL when
+ * called outside a task.
+ */
+int	curl_loop_wait(struct curl_loop_xfer *x, struct errmsg *e);
+/* Start and wait: *result gets curl's verdict. */
+int	curl_loop_perform(struct curl_loop *l, CURL *easy, CURLcode *result,
+	    struct errmsg *e);
+/* Takes a transfer that has not ended off the loop; idempotent. */
+void	curl_loop_cancel(struct curl_loop_xfer *x);
+
+#endif
