@@ -29,10 +29,19 @@
 #define VOCAB_OPENAI_KEYS_MAX	16
 #define VOCAB_DEFAULT_WAIT_MS	1000
 
-/* Round half away from zero, without libm. */
+/* Round half away from zero, without libm; clamped (NaN is 0) so a
+ * peer's huge or tiny scale can never overflow the conversion. */
+#define VOCAB_ROUND_MAX	1e15
+
 static long
 around(double d)
 {
+	if (!(d == d))
+		return 0;
+	if (d > VOCAB_ROUND_MAX)
+		d = VOCAB_ROUND_MAX;
+	else if (d < -VOCAB_ROUND_MAX)
+		d = -VOCAB_ROUND_MAX;
 	return d >= 0 ? (long)(d + 0.5) : -(long)(-d + 0.5);
 }
 
