@@ -165,6 +165,27 @@ static const struct err_entry err_table[] = {
 	    "The object store refused the credentials or the signature." },
 	[-ERR_S3_NO_BUCKET] = { "OBJECT_STORE_NO_BUCKET",
 	    "The object store has no such bucket." },
+	[-ERR_PROVIDER_UNSURE] = { "PROVIDER_CANNOT_TELL",
+	    "The provider cannot tell whether the computer runs; it is "
+	    "not replaced." },
+	[-ERR_K8S] = { "KUBERNETES_ERROR",
+	    "The Kubernetes API refused the request." },
+	[-ERR_K8S_UNAUTHORIZED] = { "KUBERNETES_UNAUTHORIZED",
+	    "The Kubernetes API refused the controller's credentials." },
+	[-ERR_K8S_FORBIDDEN] = { "KUBERNETES_FORBIDDEN",
+	    "The controller's service account may not do this (RBAC)." },
+	[-ERR_K8S_NOT_FOUND] = { "KUBERNETES_NOT_FOUND",
+	    "The Kubernetes object or namespace does not exist." },
+	[-ERR_K8S_CONFLICT] = { "KUBERNETES_ALREADY_EXISTS",
+	    "The Kubernetes object already exists." },
+	[-ERR_K8S_INVALID] = { "KUBERNETES_INVALID",
+	    "The Kubernetes API found the object invalid." },
+	[-ERR_K8S_THROTTLED] = { "KUBERNETES_TOO_MANY_REQUESTS",
+	    "The Kubernetes API asks to retry later." },
+	[-ERR_K8S_UNAVAILABLE] = { "KUBERNETES_UNAVAILABLE",
+	    "The Kubernetes API cannot be reached or failed." },
+	[-ERR_K8S_NOT_READY] = { "KUBERNETES_POD_NOT_READY",
+	    "The computer's pod did not become ready in time." },
 };
 
 /* Unknown codes read as INTERNAL: a client never sees an unnamed error. */

@@ -86,7 +86,7 @@ int
 api_computers_ensure_running(struct api_ctx *x, struct store_computer *c)
 {
 	struct errmsg	 e;
-	int	 r = 0, lk = -1, replaced = 0;
+	int	 r = 0, lk = -1, replaced = 0, alive;
 
 	memset(&e, 0, sizeof e);
 	if ((r = api_computers_start_lock(x, c->id, &lk)) != 0)
@@ -107,8 +107,20 @@ api_computers_ensure_running(struct api_ctx *x, struct store_computer *c)
 		    provider_name(x->a->prov));
 		snprintf(c->ref, sizeof c->ref, "{}");
 		snprintf(c->state, sizeof c->state, "stopped");
-	} else if (provider_alive(x->a->prov, c) == 1)
+	} else if ((alive = provider_alive(x->a->prov, c)) == 1)
 		goto out;
+	else if (alive < 0) {
+		/*
+		 * C-13: the provider cannot tell (its API does not answer,
+		 * or refuses our credentials).  The computer may still run:
+		 * replacing it would make a second one, so the call fails.
+		 */
+		r = errmsg_set(&x->err, ERR_PROVIDER_UNSURE, "the %s provider "
+		    "cannot tell whether the computer runs (see the "
+		    "controller's log); it is not replaced",
+		    provider_name(x->a->prov));
+		goto out;
+	}
 	if (strcmp(c->state, "running") == 0)
 		(void)run_record_ended(x->s, c->id, RUN_GONE);
 	if ((r = provider_start(x->a->prov, c, &x->err)) != 0)

@@ -312,6 +312,28 @@ curl_loop_wait(struct curl_loop_xfer *x, struct errmsg *e)
 }
 
 int
+curl_loop_wait_ms(struct curl_loop_xfer *x, int64_t timeout_ms,
+    struct errmsg *e)
+{
+	int	 r;
+
+	if (x->done)
+		return 0;
+	if ((r = task_cond_wait(&x->cv, timeout_ms)) == ERR_TIMEOUT)
+		return ERR_TIMEOUT;
+	if (r != 0)
+		return errmsg_set(e, ERR_INTERNAL, "an HTTP transfer awaited "
+		    "outside a task");
+	return 0;
+}
+
+void
+curl_loop_wake(struct curl_loop_xfer *x)
+{
+	task_cond_broadcast(&x->cv);
+}
+
+int
 curl_loop_perform(struct curl_loop *l, CURL *easy, CURLcode *result,
     struct errmsg *e)
 {

@@ -58,6 +58,17 @@ void	curl_loop_start(struct curl_loop *l, struct curl_loop_xfer *x,
  * called outside a task.
  */
 int	curl_loop_wait(struct curl_loop_xfer *x, struct errmsg *e);
+/*
+ * From a task: waits until the transfer ends or curl_loop_wake(x), at
+ * most timeout_ms (< 0: for ever).  0 (look at x->done), ERR_TIMEOUT, or
+ * ERR_INTERNAL outside a task.  For a long response read as it comes (a
+ * Kubernetes watch): the write callback wakes the task when it saw what
+ * the task waits for.
+ */
+int	curl_loop_wait_ms(struct curl_loop_xfer *x, int64_t timeout_ms,
+	    struct errmsg *e);
+/* Wakes the task in curl_loop_wait_ms(x); from the loop (a callback). */
+void	curl_loop_wake(struct curl_loop_xfer *x);
 /* Start and wait: *result gets curl's verdict. */
 int	curl_loop_perform(struct curl_loop *l, CURL *easy, CURLcode *result,
 	    struct errmsg *e);

@@ -17,8 +17,8 @@
 #include "xmalloc.h"
 
 static const struct provider_ops *const provider_all[] = {
-	&provider_local_ops, &provider_docker_ops, &provider_fake_ops,
-	&provider_none_ops,
+	&provider_local_ops, &provider_docker_ops, &provider_kubernetes_ops,
+	&provider_fake_ops, &provider_none_ops,
 };
 
 int
@@ -45,7 +45,7 @@ provider_new(struct provider **out, const char *name,
 		return 0;
 	}
 	return errmsg_set(err, ERR_CONFIG, "unknown SANDBOX_PROVIDER '%.32s' "
-	    "(this build has local, docker, fake and none)", name);
+	    "(this build has local, docker, kubernetes, fake and none)", name);
 }
 
 void

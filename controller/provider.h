@@ -7,7 +7,7 @@
  * here and where its workspace lies.  Talking to guestd is guest.h's, the
  * same for every provider: no provider is on a request's path.
  * SANDBOX_PROVIDER picks the table: local (guestd as a child process),
- * docker (a container per computer), fake (an in-process guestd stand-in,
+ * docker (a container per computer), kubernetes (a pod per computer), fake (an in-process guestd stand-in,
  * for tests of controller logic) and none (computers disabled).
  *
  * A computer's provider reference (pid, port, secret file) lives in the
@@ -32,6 +32,7 @@ struct errmsg;
 
 struct lws_context;
 struct lws_vhost;
+struct curl_loop;
 
 struct provider_config {
 	const char	*data_dir;	/* DATA_DIR */
@@ -54,6 +55,24 @@ struct provider_config {
 	const char	*docker_cpus;
 	int64_t		 docker_memory;
 	int64_t		 docker_pids;
+	/*
+	 * Kubernetes (KUBERNETES_SANDBOX_*): namespace, computer image,
+	 * runtime class, CPU and memory limits (quantities), pod labels and
+	 * annotations (JSON objects), the ready deadline, the home claim;
+	 * the kubeconfig file (KUBECONFIG; NULL or "": in-cluster).
+	 */
+	const char	*k8s_namespace;
+	const char	*k8s_image;
+	const char	*k8s_runtime_class;
+	const char	*k8s_cpu;
+	const char	*k8s_memory;
+	const char	*k8s_labels;
+	const char	*k8s_annotations;
+	int64_t		 k8s_ready_ms;
+	const char	*k8s_home_claim;
+	const char	*kubeconfig;
+	/* libcurl on the serve loop (curl-loop.h), for HTTP APIs. */
+	struct curl_loop *curl;
 	/* The serve loop (a provider's own I/O, e.g. its engine's API). */
 	struct lws_context *ctx;
 	struct lws_vhost *vhost;
@@ -123,6 +142,7 @@ extern const struct provider_ops	provider_local_ops;
 extern const struct provider_ops	provider_fake_ops;
 extern const struct provider_ops	provider_none_ops;
 extern const struct provider_ops	provider_docker_ops;
+extern const struct provider_ops	provider_kubernetes_ops;
 
 /* Provider by name; ERR_CONFIG with a sentence for an unknown one. */
 int	provider_new(struct provider **out, const char *name,

@@ -1117,8 +1117,7 @@ serve_objects_setup(const char *data_dir, const char *key_file)
 		    "file: a new key was made (mode 0600); keep it, the "
 		    "homes in the bucket are unreadable without it\"",
 		    key_file);
-	if ((r = curl_loop_new(&serve_curl, serve_ctx, serve_inner,
-	    &e)) != 0 || (r = s3_new(&serve_s3, serve_curl, &cfg, &e)) != 0) {
+	if ((r = s3_new(&serve_s3, serve_curl, &cfg, &e)) != 0) {
 		cli_error("%s: %s", err_name(r), errmsg_str(&e));
 		goto out;
 	}
@@ -1141,6 +1140,7 @@ static int
 serve_loop_new(void)
 {
 	struct lws_context_creation_info	 info;
+	struct errmsg				 e;
 
 	serve_inner_protocols[0] = gclient_protocol;
 	serve_inner_protocols[1] = task_fd_protocol;
@@ -1167,6 +1167,9 @@ serve_loop_new(void)
 		return ERR_INTERNAL;
 	task_init(serve_ctx, serve_inner);
 	guest_init(serve_ctx, serve_inner);
+	/* HTTP on the loop: the object store's and the providers' APIs. */
+	if (curl_loop_new(&serve_curl, serve_ctx, serve_inner, &e) != 0)
+		return ERR_INTERNAL;
 	return 0;
 }
 
@@ -1260,6 +1263,11 @@ serve_main(int argc, char **argv)
 	const char	*docker_home = "bind", *docker_cpus = "2";
 	uint64_t	 docker_memory = 2ULL << 30;
 	int64_t		 docker_pids = 1024;
+	const char	*k8s_ns = NULL, *k8s_image = "rakazo-computer:latest";
+	const char	*k8s_runtime = NULL, *k8s_cpu = "2", *k8s_memory = "2Gi";
+	const char	*k8s_labels = NULL, *k8s_annotations = NULL;
+	const char	*k8s_claim = NULL, *kubeconfig = NULL;
+	int64_t		 k8s_ready_ms = 120000;
 	int64_t		 idle_ms = 1800000, reconcile_ms = 30000;
 	int64_t		 body_ms = 30000, header_ms = SERVE_HEADER_MS;
 	int64_t		 home_keep = CHECKPOINT_KEEP_DEFAULT;
@@ -1275,7 +1283,7 @@ serve_main(int argc, char **argv)
 		{ "token-file", "RAKAZO_API_TOKEN_FILE", CONFIG_STR,
 		  &token_file, 0, 0, "bearer token file (mode 0600)" },
 		{ "provider", "SANDBOX_PROVIDER", CONFIG_STR, &provider, 0, 0,
-		  "local, docker, fake or none" },
+		  "local, docker, kubernetes, fake or none" },
 		{ "idle-ms", "SANDBOX_IDLE_MS", CONFIG_INT, &idle_ms, 0,
 		  INT64_C(1) << 40, "stop idle computers after (0: never)" },
 		{ "reconcile-ms", "RAKAZO_RECONCILE_MS", CONFIG_INT,
@@ -1312,6 +1320,33 @@ serve_main(int argc, char **argv)
 		{ "docker-pids", "DOCKER_PIDS_LIMIT", CONFIG_INT, &docker_pids,
 		  0, 1 << 22, "docker: processes per computer (1024; 0: no "
 		  "limit)" },
+		{ "kubeconfig", "KUBECONFIG", CONFIG_STR, &kubeconfig, 0, 0,
+		  "kubernetes: a kubeconfig file (default: in-cluster)" },
+		{ "k8s-namespace", "KUBERNETES_SANDBOX_NAMESPACE", CONFIG_STR,
+		  &k8s_ns, 0, 0, "kubernetes: the computers' namespace "
+		  "(default: the kubeconfig's, the pod's, or default)" },
+		{ "k8s-image", "KUBERNETES_SANDBOX_COMPUTER_IMAGE", CONFIG_STR,
+		  &k8s_image, 0, 0, "kubernetes: the computer image "
+		  "(rakazo-computer:latest)" },
+		{ "k8s-runtime-class", "KUBERNETES_SANDBOX_RUNTIME_CLASS_NAME",
+		  CONFIG_STR, &k8s_runtime, 0, 0, "kubernetes: the pods' "
+		  "runtime class (e.g. gvisor)" },
+		{ "k8s-cpu", "KUBERNETES_SANDBOX_CPU_LIMIT", CONFIG_STR,
+		  &k8s_cpu, 0, 0, "kubernetes: CPU per computer (2)" },
+		{ "k8s-memory", "KUBERNETES_SANDBOX_MEMORY_LIMIT", CONFIG_STR,
+		  &k8s_memory, 0, 0, "kubernetes: memory per computer (2Gi)" },
+		{ "k8s-pod-labels", "KUBERNETES_SANDBOX_POD_LABELS", CONFIG_STR,
+		  &k8s_labels, 0, 0, "kubernetes: extra pod labels (a JSON "
+		  "object)" },
+		{ "k8s-pod-annotations", "KUBERNETES_SANDBOX_POD_ANNOTATIONS",
+		  CONFIG_STR, &k8s_annotations, 0, 0, "kubernetes: pod "
+		  "annotations (a JSON object)" },
+		{ "k8s-ready-timeout-ms", "KUBERNETES_SANDBOX_READY_TIMEOUT_MS",
+		  CONFIG_INT, &k8s_ready_ms, 100, 3600000, "kubernetes: a "
+		  "pod's deadline to be ready (120000)" },
+		{ "k8s-home-claim", "KUBERNETES_SANDBOX_HOME_CLAIM", CONFIG_STR,
+		  &k8s_claim, 0, 0, "kubernetes: a PersistentVolumeClaim for "
+		  "the homes (default: an emptyDir per pod)" },
 		{ "home-keep", "HOME_KEEP_REVISIONS", CONFIG_INT, &home_keep,
 		  1, 1000, "home revisions kept per computer (default 3)" },
 		{ "attach-max", "ATTACHMENT_MAX_BYTES", CONFIG_INT,
@@ -1412,6 +1447,17 @@ serve_main(int argc, char **argv)
 	pc.docker_cpus = docker_cpus;
 	pc.docker_memory = (int64_t)docker_memory;
 	pc.docker_pids = docker_pids;
+	pc.k8s_namespace = k8s_ns;
+	pc.k8s_image = k8s_image;
+	pc.k8s_runtime_class = k8s_runtime;
+	pc.k8s_cpu = k8s_cpu;
+	pc.k8s_memory = k8s_memory;
+	pc.k8s_labels = k8s_labels;
+	pc.k8s_annotations = k8s_annotations;
+	pc.k8s_ready_ms = k8s_ready_ms;
+	pc.k8s_home_claim = k8s_claim;
+	pc.kubeconfig = kubeconfig;
+	pc.curl = serve_curl;
 	pc.ctx = serve_ctx;
 	pc.vhost = serve_inner;
 	if (provider_new(&prov, provider, &pc, &err) != 0) {
@@ -1526,5 +1572,5 @@ out:
 
 const struct cli_cmd cli_serve_entry = {
 	"serve", "--data-dir DIR --token-file F [--listen ADDR:PORT] "
-	    "[--provider local|docker|fake|none]", serve_main
+	    "[--provider local|docker|kubernetes|fake|none]", serve_main
 };
