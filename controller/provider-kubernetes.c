@@ -450,6 +450,42 @@ kube_pod_get(struct provider *p, const char *name, const char *id,
 	return r;
 }
 
+/*
+ * The pod through a list of one: the list's resourceVersion is the
+ * store's now, never older than a compaction, so a watch from it is not
+ * refused as expired (an object's own version may be).
+ */
+static int
+kube_pod_list(struct provider *p, const char *name, const char *id,
+    struct kube_podst *st, struct errmsg *e)
+{
+	char		 path[256];
+	const char	*rv;
+	json_t		*j = NULL, *items;
+	long		 code = 0;
+	int		 r;
+
+	memset(st, 0, sizeof *st);
+	snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods?"
+	    "fieldSelector=metadata.name%%3D%s", kube(p)->ns, name);
+	if ((r = kube_req(p, "GET", path, NULL, &code, &j, e)) != 0)
+		return r;
+	if (code != 200) {
+		r = k8s_status_error(code, j, "list the computer's pod", e);
+		json_decref(j);
+		return r;
+	}
+	items = json_object_get(j, "items");
+	if (json_array_size(items) > 0)
+		kube_podst_read(json_array_get(items, 0), id, st);
+	rv = json_string_value(json_object_get(json_object_get(j,
+	    "metadata"), "resourceVersion"));
+	if (st->found && rv != NULL)
+		snprintf(st->rv, sizeof st->rv, "%s", rv);
+	json_decref(j);
+	return 0;
+}
+
 /* DELETE kind/name; absent is fine. */
 static int
 kube_delete(struct provider *p, const char *kind, const char *name,
@@ -767,15 +803,21 @@ kube_wait_pod(struct provider *p, const char *name, struct kube_wait *w,
     struct errmsg *e)
 {
 	int64_t	 deadline, backoff = 50;
-	int	 r, events, drops = 0;
+	int	 r, events, drops = 0, lists = 0;
 
 	deadline = lws_now_usecs() / 1000 + kube(p)->ready_ms;
 	while (!kube_decided(w)) {
 		if (lws_now_usecs() / 1000 >= deadline)
 			return ERR_TIMEOUT;
 		if (w->expired || w->st.rv[0] == '\0') {
+			/* Expired again at once: do not spin on the server. */
+			if (lists++ > 0) {
+				(void)task_sleep(backoff);
+				if (backoff < KUBE_WATCH_BACKOFF_MS)
+					backoff *= 2;
+			}
 			w->expired = 0;
-			if ((r = kube_pod_get(p, name, w->id, &w->st, e)) != 0)
+			if ((r = kube_pod_list(p, name, w->id, &w->st, e)) != 0)
 				return r;
 			if (!w->st.found) {
 				w->gone = 1;
@@ -787,6 +829,8 @@ kube_wait_pod(struct provider *p, const char *name, struct kube_wait *w,
 		if ((r = kube_watch_once(p, name, w, deadline, &events,
 		    e)) != 0)
 			return r;
+		if (events > 0)
+			lists = 0;
 		if (kube_decided(w) || w->expired)
 			continue;
 		/* Ended by the server: resume; back off if it said nothing. */
