@@ -38,6 +38,7 @@ chromium jq
 libvncserver-dev
 libnss-wrapper
 libsqlite3-dev sqlite3 libcurl4-openssl-dev curl python3 file
+libyaml-dev openssl
 libpq-dev postgresql
 mandoc bash coreutils findutils diffutils grep sed procps psmisc
 util-linux passwd tar xz-utils gzip ca-certificates
@@ -92,6 +93,18 @@ s3_modules() {
 	(cd "$s" && npm ci --no-audit --no-fund --loglevel=error)
 }
 
+# kubernetes-models (the official schemas) and yaml for the kubernetes
+# provider's tests (tests/fixtures/k8s-api.mjs, k8s-manifests.mjs),
+# pinned by tests/k8s/package-lock.json.
+k8s_modules() {
+	k="$(dirname "$0")/../tests/k8s"
+	[ -f "$k/package-lock.json" ] || return 0
+	[ "$k/node_modules/.package-lock.json" -nt "$k/package-lock.json" ] &&
+		return 0
+	echo "install-deps: npm ci in tests/k8s" >&2
+	(cd "$k" && npm ci --no-audit --no-fund --loglevel=error)
+}
+
 # xterm.js for the terminal page (term/term.html), pinned by
 # term/package-lock.json; `make` copies it into term-assets/ and `make
 # install` under the package data directory: guestd serves it, never a CDN.
@@ -104,7 +117,8 @@ term_modules() {
 	(cd "$t" && npm ci --no-audit --no-fund --loglevel=error)
 }
 
-[ -n "$missing" ] || { browser_modules; s3_modules; term_modules; exit 0; }
+[ -n "$missing" ] || { browser_modules; s3_modules; k8s_modules; term_modules;
+	exit 0; }
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -124,4 +138,5 @@ $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q \
     --no-install-recommends $missing
 browser_modules
 s3_modules
+k8s_modules
 term_modules
