@@ -43,6 +43,7 @@
  */
 #include "autoconf.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,9 +137,46 @@ kube_dns_label(const char *s)
 	    "0123456789-") == n && s[0] != '-' && s[n - 1] != '-';
 }
 
+/* [A-Za-z0-9._-], alphanumeric at both ends, 1..max (0 when may_empty). */
+static int
+kube_label_word(const char *s, size_t n, size_t max, int may_empty)
+{
+	size_t	 i;
+
+	if (n == 0)
+		return may_empty;
+	if (n > max || !isalnum((unsigned char)s[0]) ||
+	    !isalnum((unsigned char)s[n - 1]))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' &&
+		    s[i] != '_' && s[i] != '.')
+			return 0;
+	return 1;
+}
+
+/* A label or annotation key: [DNS-subdomain-prefix/]name. */
+static int
+kube_label_key(const char *k)
+{
+	const char	*slash = strchr(k, '/');
+	size_t		 i, n;
+
+	if (slash == NULL)
+		return kube_label_word(k, strlen(k), 63, 0);
+	n = (size_t)(slash - k);
+	if (n == 0 || n > 253)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!(islower((unsigned char)k[i]) ||
+		    isdigit((unsigned char)k[i]) || k[i] == '-' || k[i] == '.'))
+			return 0;
+	return kube_label_word(slash + 1, strlen(slash + 1), 63, 0);
+}
+
 /* A JSON object of strings (labels, annotations); NULL/"": empty. */
 static int
-kube_json_map(const char *what, const char *s, json_t **out,
+kube_json_map(const char *what, const char *s, int labels, json_t **out,
     struct errmsg *e)
 {
 	json_error_t	 je;
@@ -162,10 +200,19 @@ kube_json_map(const char *what, const char *s, json_t **out,
 		    "strings", what);
 	}
 	json_object_foreach(j, k, v) {
-		if (!json_is_string(v) || *k == '\0' || strlen(k) > 253) {
+		if (!json_is_string(v)) {
 			json_decref(j);
 			return errmsg_set(e, ERR_CONFIG, "%s: the value of "
 			    "\"%.60s\" must be a string", what, k);
+		}
+		/* What the API would refuse at the first pod, refused now. */
+		if (!kube_label_key(k) || (labels && !kube_label_word(
+		    json_string_value(v), json_string_length(v), 63, 1))) {
+			json_decref(j);
+			return errmsg_set(e, ERR_CONFIG, "%s: \"%.60s\" is not "
+			    "a valid %s", what, k, labels ? "label (key: "
+			    "[prefix/]name, value: up to 63 of A-Z a-z 0-9 - _ "
+			    ".)" : "annotation key");
 		}
 	}
 	*out = j;
@@ -203,8 +250,8 @@ kube_init(struct provider *p, struct errmsg *e)
 	k->ready_ms = pc->k8s_ready_ms > 0 ? pc->k8s_ready_ms :
 	    KUBE_READY_MS_DEFAULT;
 	if ((r = kube_json_map("KUBERNETES_SANDBOX_POD_LABELS", pc->k8s_labels,
-	    &k->labels, e)) != 0 || (r = kube_json_map(
-	    "KUBERNETES_SANDBOX_POD_ANNOTATIONS", pc->k8s_annotations,
+	    1, &k->labels, e)) != 0 || (r = kube_json_map(
+	    "KUBERNETES_SANDBOX_POD_ANNOTATIONS", pc->k8s_annotations, 0,
 	    &k->annotations, e)) != 0)
 		return r;
 	if (pc->k8s_image == NULL || *pc->k8s_image == '\0' ||

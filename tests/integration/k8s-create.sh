@@ -8,7 +8,8 @@
 # provider says, with the settings' labels, annotations, limits and
 # runtime class; its secret is a Secret, mounted, owned by the pod, and
 # nowhere in the pod's spec; a stop deletes the pod and its secret.
-# Invalid KUBERNETES_SANDBOX_POD_LABELS is a setup failure.
+# Invalid KUBERNETES_SANDBOX_POD_LABELS is a setup failure; a pod the
+# API refuses (422, here a CPU quantity) is KUBERNETES_INVALID.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "${top_srcdir:-.}/tests/lib-controller.sh"
 . "${top_srcdir:-.}/tests/lib-k8s.sh"
@@ -26,6 +27,28 @@ KUBERNETES_SANDBOX_POD_ANNOTATIONS='["a"]' "$RAKAZOCTL" serve \
     >"$T/bad.log" 2>&1 && t_fail "serve started with array annotations"
 t_contains "$(cat "$T/bad.log")" "KUBERNETES_SANDBOX_POD_ANNOTATIONS must be a JSON object" \
     "array annotations: a setup failure"
+
+KUBERNETES_SANDBOX_POD_LABELS='{"team":"blue team"}' "$RAKAZOCTL" serve \
+    --listen 127.0.0.1:0 --data-dir "$T/bad" --token-file "$CTL_TOKEN" \
+    >"$T/bad.log" 2>&1 && t_fail "serve started with an invalid label value"
+t_contains "$(cat "$T/bad.log")" '"team" is not a valid label' \
+    "a label the API would refuse: a setup failure"
+
+# The stand-in refuses what a cluster would: a malformed pod is 422.
+r=$(kube POST "/api/v1/namespaces/$K8S_NS/pods" '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"bad"},"spec":{"containers":[{"name":"c","image":"i","ports":[{"containerPort":"seven"}]}]}}')
+t_eq "${r%% *}" 422 "a malformed pod: 422"
+t_contains "$r" '"reason":"Invalid"' "an Invalid Status"
+t_contains "$r" 'containerPort must be integer' "naming the field"
+: > "$K8S_LOG"
+
+# A quantity the API refuses reaches the caller as KUBERNETES_INVALID.
+KUBERNETES_SANDBOX_CPU_LIMIT='two cores' ctl_start
+api POST /v1/computers '{"id":"q"}' >/dev/null
+r=$(api POST /v1/tools/shell '{"computer":"q","bot":"alice","command":"true"}')
+t_contains "$r" '"code":"KUBERNETES_INVALID"' "422: a stable code"
+t_contains "$r" 'cpu must match format \"quantity\"' "with the API's words"
+ctl_stop
+: > "$K8S_LOG"
 
 export KUBERNETES_SANDBOX_POD_LABELS='{"team":"blue"}'
 export KUBERNETES_SANDBOX_POD_ANNOTATIONS='{"example.com/owner":"ops team"}'
