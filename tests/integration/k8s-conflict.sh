@@ -4,7 +4,8 @@
 # that starts the same computer while the first one's pod runs gets the
 # API's 409 AlreadyExists as KUBERNETES_ALREADY_EXISTS with the API's
 # message, makes no second pod and deletes nothing; the first
-# controller's computer goes on answering.
+# controller's computer goes on answering.  The second controller's
+# kubeconfig names its CA and token by file (the first's inline).
 . "${top_srcdir:-.}/tests/lib.sh"
 . "${top_srcdir:-.}/tests/lib-controller.sh"
 . "${top_srcdir:-.}/tests/lib-k8s.sh"
@@ -16,9 +17,29 @@ r=$(api POST /v1/tools/shell '{"computer":"team","bot":"alice","command":"echo f
 t_contains "$r" 'first' "the first controller's computer"
 POD=$(kube_pods)
 
-# A second controller, with its own state, on the same cluster.
+# A second controller, with its own state, on the same cluster; its
+# kubeconfig names the CA and the token as files (relative to it).
+mkdir "$T/kube-b"
+cp "$T/k8s-ca.crt" "$T/kube-b/ca.crt"
+printf '%s\n' "$K8S_TOKEN" > "$T/kube-b/token"
+cat > "$T/kube-b/config" <<EOC
+apiVersion: v1
+kind: Config
+current-context: b
+clusters:
+- name: c
+  cluster:
+    server: https://127.0.0.1:$K8S_PORT
+    certificate-authority: ca.crt
+contexts:
+- name: b
+  context: {cluster: c, user: u, namespace: $K8S_NS}
+users:
+- name: u
+  user: {tokenFile: token}
+EOC
 mkfifo "$T/b-ready"
-"$RAKAZOCTL" serve --listen 127.0.0.1:0 --data-dir "$T/data-b" \
+KUBECONFIG="$T/kube-b/config" "$RAKAZOCTL" serve --listen 127.0.0.1:0 --data-dir "$T/data-b" \
     --token-file "$CTL_TOKEN" --ready-file "$T/b-ready" --log-level debug \
     >"$T/serve-b.log" 2>&1 &
 B_PID=$!
