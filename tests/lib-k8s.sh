@@ -43,9 +43,17 @@ k8s_ca() {
 	    -CAkey "$T/k8s-ca.key" -CAcreateserial -days 2 \
 	    -extfile "$T/k8s-srv.ext" -out "$T/k8s-srv.crt" >/dev/null 2>&1 ||
 		t_fail "openssl: the server certificate"
+	openssl req -newkey rsa:2048 -nodes -subj "/CN=rakazo-controller" \
+	    -keyout "$T/k8s-client.key" -out "$T/k8s-client.csr" >/dev/null 2>&1 ||
+		t_fail "openssl: the client key"
+	openssl x509 -req -in "$T/k8s-client.csr" -CA "$T/k8s-ca.crt" \
+	    -CAkey "$T/k8s-ca.key" -CAcreateserial -days 2 \
+	    -out "$T/k8s-client.crt" >/dev/null 2>&1 ||
+		t_fail "openssl: the client certificate"
 }
 
-# k8s_kubeconfig FILE [TOKEN]: a kubeconfig for the stand-in.
+# k8s_kubeconfig FILE [TOKEN]: a kubeconfig for the stand-in (TOKEN
+# "cert": the client certificate instead, inline).
 k8s_kubeconfig() {
 	cat > "$1" <<EOF
 apiVersion: v1
@@ -68,8 +76,14 @@ contexts:
 users:
 - name: controller
   user:
-    token: ${2:-$K8S_TOKEN}
 EOF
+	if [ "${2:-}" = cert ]; then
+		printf '    client-certificate-data: %s\n    client-key-data: %s\n' \
+		    "$(base64 -w0 < "$T/k8s-client.crt")" \
+		    "$(base64 -w0 < "$T/k8s-client.key")" >> "$1"
+	else
+		printf '    token: %s\n' "${2:-$K8S_TOKEN}" >> "$1"
+	fi
 	chmod 600 "$1"
 }
 
@@ -81,7 +95,7 @@ k8s_start() {
 	rm -f "$T/k8s.port"
 	node "$top_srcdir/tests/fixtures/k8s-api.mjs" --modules "$K8S_MODULES" \
 	    --dir "$K8S_DIR" --guestd "$GUESTD" --token "$K8S_TOKEN" \
-	    --cert "$T/k8s-srv.crt" --key "$T/k8s-srv.key" \
+	    --cert "$T/k8s-srv.crt" --key "$T/k8s-srv.key" --ca "$T/k8s-ca.crt" \
 	    --ip-base "$K8S_IP_BASE" --faults "${1:-{\}}" \
 	    --port-file "$T/k8s.port" --log "$K8S_LOG" 2>"$T/k8s-api.err" &
 	K8S_PID=$!

@@ -8,6 +8,8 @@
 # provider says, with the settings' labels, annotations, limits and
 # runtime class; its secret is a Secret, mounted, owned by the pod, and
 # nowhere in the pod's spec; a stop deletes the pod and its secret.
+# A client certificate authenticates as a token does; a wrong token is
+# KUBERNETES_UNAUTHORIZED in /internal/health.
 # Invalid KUBERNETES_SANDBOX_POD_LABELS is a setup failure; a pod the
 # API refuses (422, here a CPU quantity) is KUBERNETES_INVALID.
 . "${top_srcdir:-.}/tests/lib.sh"
@@ -33,6 +35,20 @@ KUBERNETES_SANDBOX_POD_LABELS='{"team":"blue team"}' "$RAKAZOCTL" serve \
     >"$T/bad.log" 2>&1 && t_fail "serve started with an invalid label value"
 t_contains "$(cat "$T/bad.log")" '"team" is not a valid label' \
     "a label the API would refuse: a setup failure"
+
+# A client certificate (inline in the kubeconfig) instead of a token.
+k8s_kubeconfig "$T/kubeconfig-cert" cert
+KUBECONFIG="$T/kubeconfig-cert" ctl_start
+r=$(api GET /internal/health)
+t_eq "${r%% *}" 200 "health with a client certificate: $r"
+ctl_stop
+k8s_kubeconfig "$T/kubeconfig-bad" wrong-token
+KUBECONFIG="$T/kubeconfig-bad" ctl_start
+r=$(api GET /internal/health)
+t_eq "${r%% *}" 503 "health with a wrong token"
+t_contains "$r" '"code":"KUBERNETES_UNAUTHORIZED"' "401: a stable code"
+ctl_stop
+grep -q wrong-token "$CTL_LOG" && t_fail "the token is in the log"
 
 # The stand-in refuses what a cluster would: a malformed pod is 422.
 r=$(kube POST "/api/v1/namespaces/$K8S_NS/pods" '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"bad"},"spec":{"containers":[{"name":"c","image":"i","ports":[{"containerPort":"seven"}]}]}}')
