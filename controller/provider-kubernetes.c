@@ -182,6 +182,7 @@ kube_json_map(const char *what, const char *s, int labels, json_t **out,
 	json_error_t	 je;
 	const char	*k;
 	json_t		*j, *v;
+	int		 r = 0;
 
 	*out = NULL;
 	if (s == NULL || *s == '\0') {
@@ -199,20 +200,21 @@ kube_json_map(const char *what, const char *s, int labels, json_t **out,
 		return errmsg_set(e, ERR_CONFIG, "%s must be a JSON object of "
 		    "strings", what);
 	}
+	/* The sentence quotes k, which j owns: made before j goes. */
 	json_object_foreach(j, k, v) {
-		if (!json_is_string(v)) {
-			json_decref(j);
-			return errmsg_set(e, ERR_CONFIG, "%s: the value of "
+		if (!json_is_string(v))
+			r = errmsg_set(e, ERR_CONFIG, "%s: the value of "
 			    "\"%.60s\" must be a string", what, k);
-		}
 		/* What the API would refuse at the first pod, refused now. */
-		if (!kube_label_key(k) || (labels && !kube_label_word(
-		    json_string_value(v), json_string_length(v), 63, 1))) {
-			json_decref(j);
-			return errmsg_set(e, ERR_CONFIG, "%s: \"%.60s\" is not "
+		else if (!kube_label_key(k) || (labels && !kube_label_word(
+		    json_string_value(v), json_string_length(v), 63, 1)))
+			r = errmsg_set(e, ERR_CONFIG, "%s: \"%.60s\" is not "
 			    "a valid %s", what, k, labels ? "label (key: "
 			    "[prefix/]name, value: up to 63 of A-Z a-z 0-9 - _ "
 			    ".)" : "annotation key");
+		if (r != 0) {
+			json_decref(j);
+			return r;
 		}
 	}
 	*out = j;
