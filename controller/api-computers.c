@@ -266,15 +266,25 @@ api_computers_halt(struct api_ctx *x, struct store_computer *c,
 	struct errmsg		 ce;
 	json_t	*res = NULL;
 	struct errmsg	 e;
-	int	 r;
+	int	 r, alive;
 
 	memset(&ce, 0, sizeof ce);
+	alive = destroy ? 0 : provider_alive(x->a->prov, c);
+	/*
+	 * C-13: a computer the provider cannot see may still run with
+	 * unsaved work; stopping it unsaved would lose that work, so a
+	 * stop (the idle one too) waits until the provider can tell.
+	 */
+	if (alive < 0)
+		return errmsg_set(&x->err, ERR_PROVIDER_UNSURE, "the %s "
+		    "provider cannot tell whether the computer runs, so its "
+		    "work cannot be saved first; it is not stopped",
+		    provider_name(x->a->prov));
 	/*
 	 * C-8: the workspace is saved first; a failed save keeps the
 	 * computer running (its previous revision stays current).
 	 */
-	if (!destroy && provider_alive(x->a->prov, c) == 1 &&
-	    (r = checkpoint_save(x, c, reason, &h, &ce)) != 0) {
+	if (alive == 1 && (r = checkpoint_save(x, c, reason, &h, &ce)) != 0) {
 		x->err = ce;
 		return r;
 	}

@@ -6,7 +6,8 @@
 #   with the same code.
 # - "Cannot tell": with the API refusing the credentials (401) or failing
 #   (503), a running computer is neither replaced nor marked gone: the
-#   call fails with PROVIDER_CANNOT_TELL, no pod is created or deleted,
+#   call (and a stop, which could not save its work first) fails with
+#   PROVIDER_CANNOT_TELL, no pod is created or deleted,
 #   the run stays open; once the API answers, the same pod serves again.
 # - No token or secret in the controller's log.
 . "${top_srcdir:-.}/tests/lib.sh"
@@ -45,6 +46,10 @@ t_contains "$r" '"code":"PROVIDER_CANNOT_TELL"' "401: cannot tell"
 t_contains "$r" 'it is not replaced' "the sentence says so"
 grep -q 'event=kubernetes.alive computer=team code=KUBERNETES_UNAUTHORIZED' "$CTL_LOG" ||
     t_fail "the 401 is not in the log"
+# Nor is it stopped unsaved (an explicit stop; the idle one alike).
+r=$(api POST /v1/computers/team/stop '{}')
+t_contains "$r" '"code":"PROVIDER_CANNOT_TELL"' "a stop while unsure"
+t_contains "$r" 'it is not stopped' "the stop's sentence"
 # The reconciler does not take it for gone either.
 r=$(ctl_sql "SELECT state FROM computers WHERE id='team'")
 t_eq "$r" running "still running in the store"
