@@ -413,7 +413,12 @@ coord(struct aparse *p, json_t *v, const char *what, int *out)
 	if (d < 0 || d > VOCAB_COORD_MAX)
 		return aerr(p, ERR_COORDINATES, "%s is outside 0..%d", what,
 		    VOCAB_COORD_MAX);
-	*out = (int)around(d / p->scale);
+	/* A small scale can carry a coordinate far off any screen. */
+	d /= p->scale;
+	if (d > VOCAB_COORD_MAX)
+		return aerr(p, ERR_COORDINATES,
+		    "%s is outside 0..%d once scaled", what, VOCAB_COORD_MAX);
+	*out = (int)around(d);
 	return 0;
 }
 

@@ -48,9 +48,10 @@ dpkg-dev debhelper lintian
 # `dpkg-buildpackage -us -uc -b` step (packaging/debian).
 # Docker: the engine (dockerd; tests start it themselves where no systemd
 # runs one) and debootstrap, which makes the Debian base image the tests
-# build the computer image on (no registry is reachable from CI).
+# build the computer image on (no registry is reachable from CI); iproute2
+# for the tests that read the bridge's own address off its interface.
 if [ "$want_docker" = 1 ]; then
-	PKGS="$PKGS docker.io debootstrap"
+	PKGS="$PKGS docker.io debootstrap iproute2"
 fi
 
 missing=""

@@ -83,7 +83,15 @@ ours() {
 
 # The site the browsers log in to, on the bridge's own address: the
 # containers reach it, nothing beyond this host does.
-BRIDGE=$(docker network inspect bridge -f '{{(index .IPAM.Config 0).Gateway}}')
+BRIDGE=$(docker network inspect bridge -f '{{range .IPAM.Config}}{{.Gateway}}{{end}}')
+if [ -z "$BRIDGE" ]; then
+	# An engine that found its bridge already up (Debian's 20.10 after
+	# a restart) names no gateway: it is the bridge interface's address.
+	dev=$(docker network inspect bridge \
+	    -f '{{index .Options "com.docker.network.bridge.name"}}')
+	BRIDGE=$(ip -4 -o addr show dev "${dev:-docker0}" 2>/dev/null |
+	    awk '{ sub("/.*", "", $4); print $4; exit }')
+fi
 [ -n "$BRIDGE" ] || t_fail "no address of the bridge network"
 FIXTURE_BIND=$BRIDGE tb_fixture site site
 SITE="http://$BRIDGE:$site_PORT"

@@ -333,6 +333,14 @@ test_scale(void **state)
 	assert_int_equal(b->v[0].y, 540);
 	assert_int_equal(b->v[1].path[1].x, 1919);
 	assert_int_equal(b->v[1].path[1].y, 1078);
+	/* A tiny scale takes a coordinate past any screen: refused. */
+	assert_int_equal(parse_scaled("[{\"action\":\"left_click\","
+	    "\"coordinate\":[300,300]}]", 5e-75), ERR_COORDINATES);
+	assert_int_equal(parse_scaled("[{\"action\":\"left_click\","
+	    "\"coordinate\":[0,300]}]", 0.001), ERR_COORDINATES);
+	assert_int_equal(parse_scaled("[{\"action\":\"left_click\","
+	    "\"coordinate\":[0,100]}]", 0.001), 0);
+	assert_int_equal(b->v[0].y, 100000);
 	vocab_free(b);
 	b = NULL;
 	args = json_pack("{s:f,s:[{s:s,s:i,s:i}]}", "scale", 0.5, "actions",
