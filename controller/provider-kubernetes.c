@@ -431,7 +431,8 @@ static void
 kube_podst_read(json_t *pod, const char *id, struct kube_podst *st)
 {
 	json_t		*md, *status, *cond, *labels;
-	const char	*s;
+	const char	*s, *app;
+	char		 want[64];
 	size_t		 i;
 
 	memset(st, 0, sizeof *st);
@@ -459,15 +460,14 @@ kube_podst_read(json_t *pod, const char *id, struct kube_podst *st)
 			st->ready = (s = json_string_value(json_object_get(cond,
 			    "status"))) != NULL && strcmp(s, "True") == 0;
 	}
+	/* Ours: the app label and this computer's id label. */
 	s = json_string_value(json_object_get(labels, "rakazo-computer-id"));
-	st->ours = s != NULL && id != NULL && json_string_value(
-	    json_object_get(labels, "app.kubernetes.io/name")) != NULL;
-	if (st->ours) {
-		char	 want[64];
-
-		k8s_label_value(id, want, sizeof want);
-		st->ours = strcmp(s, want) == 0;
-	}
+	if (s == NULL || id == NULL || (app = json_string_value(
+	    json_object_get(labels, "app.kubernetes.io/name"))) == NULL ||
+	    strcmp(app, KUBE_APP_LABEL) != 0)
+		return;
+	k8s_label_value(id, want, sizeof want);
+	st->ours = strcmp(s, want) == 0;
 }
 
 static int
