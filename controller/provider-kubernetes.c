@@ -535,19 +535,27 @@ kube_pod_list(struct provider *p, const char *name, const char *id,
 	return 0;
 }
 
-/* DELETE kind/name; absent is fine. */
+/*
+ * DELETE kind/name; absent is fine.  With uid, only that object: the
+ * API refuses (409, ERR_K8S_CONFLICT) when the name is another one's
+ * now, so a stop never deletes a pod this controller did not start.
+ */
 static int
 kube_delete(struct provider *p, const char *kind, const char *name,
-    struct errmsg *e)
+    const char *uid, struct errmsg *e)
 {
 	char	 path[256], what[64];
-	json_t	*j = NULL;
+	json_t	*j = NULL, *opts = NULL;
 	long	 code = 0;
 	int	 r;
 
 	kube_path(p, kind, name, path, sizeof path);
-	if ((r = kube_req(p, "DELETE", path, NULL, &code, &j, e)) == 0 &&
-	    code != 200 && code != 202 && code != 404) {
+	if (uid != NULL && *uid != '\0')
+		opts = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1",
+		    "kind", "DeleteOptions", "preconditions", "uid", uid);
+	r = kube_req(p, "DELETE", path, opts, &code, &j, e);
+	json_decref(opts);
+	if (r == 0 && code != 200 && code != 202 && code != 404) {
 		snprintf(what, sizeof what, "delete the computer's %s",
 		    strcmp(kind, "pods") == 0 ? "pod" : "secret");
 		r = k8s_status_error(code, j, what, e);
@@ -980,7 +988,8 @@ kube_create_pod(struct provider *p, const struct store_computer *c,
 			log_info("kubernetes.clear", "computer=%s pod=%s "
 			    "phase=%s reason=%s", c->id, name, old.phase,
 			    old.reason);
-			if ((r = kube_delete(p, "pods", name, e)) != 0)
+			if ((r = kube_delete(p, "pods", name, old.uid,
+			    e)) != 0)
 				break;
 			memset(&w, 0, sizeof w);
 			w.id = c->id;
@@ -1026,7 +1035,7 @@ kube_create_secret(struct provider *p, const struct store_computer *c,
 		 * we own now is the only one under the name.
 		 */
 		if (r != ERR_K8S_CONFLICT || tries > 0 ||
-		    (r = kube_delete(p, "secrets", name, e)) != 0)
+		    (r = kube_delete(p, "secrets", name, NULL, e)) != 0)
 			break;
 	}
 	/* The body held the secret. */
@@ -1061,15 +1070,16 @@ kube_ref_store(struct store_computer *c, const char *name,
 /* A start that failed after the pod was made: it goes (with its secret). */
 static void
 kube_abandon(struct provider *p, const struct store_computer *c,
-    const char *name)
+    const char *name, const char *uid)
 {
 	struct errmsg	 e;
 
 	memset(&e, 0, sizeof e);
-	if (kube_delete(p, "pods", name, &e) != 0)
+	if (kube_delete(p, "pods", name, uid, &e) != 0)
 		log_warn("kubernetes.abandon", "computer=%s pod=%s %s", c->id,
 		    name, errmsg_str(&e));
-	(void)kube_delete(p, "secrets", name, &e);
+	else
+		(void)kube_delete(p, "secrets", name, NULL, &e);
 }
 
 static int
@@ -1087,7 +1097,7 @@ kube_start(struct provider *p, struct store_computer *c, struct errmsg *e)
 	if ((r = kube_create_pod(p, c, name, &w.st, e)) != 0)
 		goto out;
 	if ((r = kube_create_secret(p, c, name, w.st.uid, secret, e)) != 0) {
-		kube_abandon(p, c, name);
+		kube_abandon(p, c, name, w.st.uid);
 		goto out;
 	}
 	if ((r = kube_wait_pod(p, name, &w, e)) != 0 || !w.st.ready ||
@@ -1099,11 +1109,11 @@ kube_start(struct provider *p, struct store_computer *c, struct errmsg *e)
 			    "deleted" : w.st.phase, w.st.reason[0] != '\0' ?
 			    ", " : "", w.st.reason, w.st.deleting ?
 			    ", deleting" : "");
-		kube_abandon(p, c, name);
+		kube_abandon(p, c, name, w.st.uid);
 		goto out;
 	}
 	if ((r = kube_ref_store(c, name, &w.st, e)) != 0) {
-		kube_abandon(p, c, name);
+		kube_abandon(p, c, name, w.st.uid);
 		goto out;
 	}
 	kube_secret_keep(kube(p), c->id, w.st.uid, secret);
@@ -1117,16 +1127,25 @@ out:
 static int
 kube_stop(struct provider *p, struct store_computer *c)
 {
-	char		 name[KUBE_NAME_MAX];
+	struct kube_ref	 ref;
 	struct errmsg	 e;
 	int		 r;
 
 	memset(&e, 0, sizeof e);
-	kube_pod_name(c->id, name, sizeof name);
 	kube_secret_forget(kube(p), c->id);
+	/* No pod of ours is known: whatever is under the name is not ours. */
+	if (kube_ref_parse(c, &ref) != 0)
+		return 0;
+	r = kube_delete(p, "pods", ref.pod, ref.uid, &e);
+	if (r == ERR_K8S_CONFLICT) {
+		log_info("kubernetes.stop_foreign", "computer=%s pod=%s msg=\"the "
+		    "pod under the name is not the one this controller started; "
+		    "left alone\"", c->id, ref.pod);
+		return 0;
+	}
 	/* The secret goes with its owner too; asked here for an old API. */
-	if ((r = kube_delete(p, "pods", name, &e)) == 0)
-		r = kube_delete(p, "secrets", name, &e);
+	if (r == 0)
+		r = kube_delete(p, "secrets", ref.pod, NULL, &e);
 	if (r != 0)
 		log_warn("kubernetes.stop", "computer=%s code=%s %s", c->id,
 		    err_name(r), errmsg_str(&e));
