@@ -13,9 +13,12 @@
  * labels app.kubernetes.io/name=rakazo-computer, rakazo-bot-id and
  * rakazo-computer-id plus KUBERNETES_SANDBOX_POD_LABELS, and
  * KUBERNETES_SANDBOX_POD_ANNOTATIONS.  Its name is a function of the
- * computer id alone, so controllers sharing one state store (P-3) name
- * the same pod: a second create is the API's 409, reported as
- * KUBERNETES_ALREADY_EXISTS, and never a second computer.
+ * computer id alone, so two controllers name the same pod, never a
+ * second computer; its rakazo.dev/store annotation (a hash of the state
+ * store, no password) tells them apart: a create that meets a live pod
+ * of our store adopts it (another replica's start, or ours whose record
+ * a crash lost), one of another store is the API's 409, reported as
+ * KUBERNETES_ALREADY_EXISTS.  A stop deletes only the uid it started.
  *
  * The control secret is a Secret named as the pod, owned by it (the
  * garbage collector removes it with the pod, evicted or deleted).  It is
@@ -94,6 +97,7 @@ struct kube {
 	json_t		*labels;
 	json_t		*annotations;
 	int64_t		 ready_ms;
+	char		 store[17];	/* provider_config.store_id */
 	LIST_HEAD(, kube_secret) secrets;
 };
 
@@ -108,6 +112,7 @@ struct kube_podst {
 	char	 phase[32];
 	char	 reason[64];
 	char	 ip[64];
+	char	 store[17];	/* its rakazo.dev/store annotation */
 };
 
 /* The computer's reference (store row). */
@@ -118,6 +123,9 @@ struct kube_ref {
 	int	 port;
 	int	 gateway_port;
 };
+
+static int	kube_secret_get(struct provider *, const char *, char *, size_t,
+		    struct errmsg *);
 
 static struct kube *
 kube(struct provider *p)
@@ -288,6 +296,8 @@ kube_init(struct provider *p, struct errmsg *e)
 		    "is not a namespace name");
 	}
 	snprintf(k->ns, sizeof k->ns, "%s", ns);
+	snprintf(k->store, sizeof k->store, "%s", pc->store_id != NULL ?
+	    pc->store_id : "");
 	return k8s_new(&k->api, pc->curl, &kc, e);
 }
 
@@ -454,6 +464,9 @@ kube_podst_read(json_t *pod, const char *id, struct kube_podst *st)
 	    json_string_value(json_object_get(status, "reason")) ?: "");
 	snprintf(st->ip, sizeof st->ip, "%s",
 	    json_string_value(json_object_get(status, "podIP")) ?: "");
+	snprintf(st->store, sizeof st->store, "%s",
+	    json_string_value(json_object_get(json_object_get(md,
+	    "annotations"), "rakazo.dev/store")) ?: "");
 	json_array_foreach(json_object_get(status, "conditions"), i, cond) {
 		s = json_string_value(json_object_get(cond, "type"));
 		if (s != NULL && strcmp(s, "Ready") == 0)
@@ -699,6 +712,7 @@ kube_pod_spec(struct provider *p, const char *id, const char *name)
 
 	ann = json_deep_copy(k->annotations);
 	json_object_set_new(ann, "rakazo.dev/computer", json_string(id));
+	json_object_set_new(ann, "rakazo.dev/store", json_string(k->store));
 	spec = json_pack("{s:b, s:b, s:s, s:i, s:{s:b, s:i, s:i, s:i, "
 	    "s:{s:s}}, s:o, s:o, s:[{s:s, s:{s:s, s:i}}, {s:s, s:{s:s, "
 	    "s:s}}, o, {s:s, s:{s:s, s:s}}]}",
@@ -954,7 +968,7 @@ kube_alive(struct provider *p, const struct store_computer *c)
 /* POST the pod; on 409 clear a dead pod of ours once and try again. */
 static int
 kube_create_pod(struct provider *p, const struct store_computer *c,
-    const char *name, struct kube_podst *st, struct errmsg *e)
+    const char *name, struct kube_podst *st, int *adopted, struct errmsg *e)
 {
 	struct kube_wait	 w;
 	struct kube_podst	 old;
@@ -964,6 +978,7 @@ kube_create_pod(struct provider *p, const struct store_computer *c,
 	long			 code = 0;
 	int			 r, tries;
 
+	*adopted = 0;
 	kube_path(p, "pods", NULL, path, sizeof path);
 	spec = kube_pod_spec(p, c->id, name);
 	for (tries = 0; tries < 2; tries++) {
@@ -980,9 +995,24 @@ kube_create_pod(struct provider *p, const struct store_computer *c,
 			break;
 		/* Ours and dead (evicted, failed, going): it makes way. */
 		memset(&e2, 0, sizeof e2);
-		if (kube_pod_get(p, name, c->id, &old, &e2) != 0 ||
-		    (old.found && (!old.ours || (!kube_terminal(&old) &&
-		    !old.deleting))))
+		if (kube_pod_get(p, name, c->id, &old, &e2) != 0)
+			break;
+		/*
+		 * Alive and made by a controller of our store: this
+		 * computer's own pod (another replica's start, or ours
+		 * before a crash lost its reference).  Adopted, not made
+		 * again; any other live pod is the 409 it was.
+		 */
+		if (old.found && old.ours && !kube_terminal(&old) &&
+		    !old.deleting && old.store[0] != '\0' &&
+		    strcmp(old.store, kube(p)->store) == 0) {
+			*st = old;
+			*adopted = 1;
+			r = 0;
+			break;
+		}
+		if (old.found && (!old.ours || (!kube_terminal(&old) &&
+		    !old.deleting)))
 			break;
 		if (old.found) {
 			log_info("kubernetes.clear", "computer=%s pod=%s "
@@ -1086,17 +1116,25 @@ static int
 kube_start(struct provider *p, struct store_computer *c, struct errmsg *e)
 {
 	struct kube_wait	 w;
-	char			 name[KUBE_NAME_MAX], secret[TOKEN_STRLEN + 1];
-	int			 r;
+	char			 name[KUBE_NAME_MAX], secret[SECRET_MAX + 1];
+	int			 r, adopted = 0;
 
 	kube_pod_name(c->id, name, sizeof name);
 	memset(&w, 0, sizeof w);
 	w.id = c->id;
 	if ((r = token_new(secret, sizeof secret)) != 0)
 		return errmsg_set(e, r, "cannot make a control secret");
-	if ((r = kube_create_pod(p, c, name, &w.st, e)) != 0)
+	if ((r = kube_create_pod(p, c, name, &w.st, &adopted, e)) != 0)
 		goto out;
-	if ((r = kube_create_secret(p, c, name, w.st.uid, secret, e)) != 0) {
+	if (adopted) {
+		/* Its secret is the one its maker stored; never replaced. */
+		log_info("kubernetes.adopted", "computer=%s pod=%s phase=%s",
+		    c->id, name, w.st.phase);
+		if ((r = kube_secret_get(p, name, secret, sizeof secret,
+		    e)) != 0)
+			goto out;
+	} else if ((r = kube_create_secret(p, c, name, w.st.uid, secret,
+	    e)) != 0) {
 		kube_abandon(p, c, name, w.st.uid);
 		goto out;
 	}
@@ -1109,7 +1147,9 @@ kube_start(struct provider *p, struct store_computer *c, struct errmsg *e)
 			    "deleted" : w.st.phase, w.st.reason[0] != '\0' ?
 			    ", " : "", w.st.reason, w.st.deleting ?
 			    ", deleting" : "");
-		kube_abandon(p, c, name, w.st.uid);
+		/* An adopted pod is its maker's to give up on. */
+		if (!adopted)
+			kube_abandon(p, c, name, w.st.uid);
 		goto out;
 	}
 	if ((r = kube_ref_store(c, name, &w.st, e)) != 0) {
@@ -1161,8 +1201,8 @@ kube_destroy(struct provider *p, struct store_computer *c)
 
 /* The secret from the API when this process did not start the pod. */
 static int
-kube_secret_fetch(struct provider *p, const struct store_computer *c,
-    const struct kube_ref *ref, char *out, size_t len, struct errmsg *e)
+kube_secret_get(struct provider *p, const char *pod, char *out, size_t len,
+    struct errmsg *e)
 {
 	unsigned char	 buf[SECRET_MAX + 4];
 	const char	*b64;
@@ -1171,7 +1211,7 @@ kube_secret_fetch(struct provider *p, const struct store_computer *c,
 	long		 code = 0;
 	int		 n, r;
 
-	kube_path(p, "secrets", ref->pod, path, sizeof path);
+	kube_path(p, "secrets", pod, path, sizeof path);
 	if ((r = kube_req(p, "GET", path, NULL, &code, &j, e)) != 0)
 		return r;
 	if (code != 200) {
@@ -1194,7 +1234,6 @@ kube_secret_fetch(struct provider *p, const struct store_computer *c,
 	else {
 		memcpy(out, buf, (size_t)n);
 		out[n] = '\0';
-		kube_secret_keep(kube(p), c->id, ref->uid, out);
 	}
 	token_wipe(buf, sizeof buf);
 	/* The reply holds the secret too. */
@@ -1218,9 +1257,11 @@ kube_endpoint(struct provider *p, const struct store_computer *c,
 	if ((s = kube_secret_find(kube(p), c->id)) != NULL &&
 	    strcmp(s->uid, ref.uid) == 0)
 		snprintf(ep->secret, sizeof ep->secret, "%s", s->secret);
-	else if ((r = kube_secret_fetch(p, c, &ref, ep->secret,
+	else if ((r = kube_secret_get(p, ref.pod, ep->secret,
 	    sizeof ep->secret, e)) != 0)
 		return r;
+	else
+		kube_secret_keep(kube(p), c->id, ref.uid, ep->secret);
 	v6 = strchr(ref.ip, ':') != NULL;
 	snprintf(ep->control_url, sizeof ep->control_url, "ws://%s%s%s:%d",
 	    v6 ? "[" : "", ref.ip, v6 ? "]" : "", ref.port);

@@ -71,6 +71,12 @@ struct provider_config {
 	int64_t		 k8s_ready_ms;
 	const char	*k8s_home_claim;
 	const char	*kubeconfig;
+	/*
+	 * Which state store this controller shares (a hash, no password):
+	 * controllers of one store adopt each other's pods, others meet
+	 * the API's 409.
+	 */
+	const char	*store_id;
 	/* libcurl on the serve loop (curl-loop.h), for HTTP APIs. */
 	struct curl_loop *curl;
 	/* The serve loop (a provider's own I/O, e.g. its engine's API). */

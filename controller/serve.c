@@ -1249,6 +1249,30 @@ serve_reconcile_first(int *changed)
 	return f.r;
 }
 
+/*
+ * A name for the state store that carries no secret: FNV-1a of its URL
+ * without the password (postgres://user:PASSWORD@host/db?...) and query,
+ * or of the SQLite data directory.
+ */
+static void
+serve_store_id(const char *url, char *out, size_t len)
+{
+	uint64_t	 h = 1469598103934665603ULL;
+	const char	*s, *auth, *at, *colon;
+
+	auth = strstr(url, "://");
+	auth = auth != NULL ? auth + 3 : NULL;
+	at = auth != NULL ? strchr(auth, '@') : NULL;
+	colon = at != NULL ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+	for (s = url; *s != '\0' && *s != '?'; s++) {
+		if (colon != NULL && s >= colon && s < at)
+			continue;
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	snprintf(out, len, "%016llx", (unsigned long long)h);
+}
+
 static int
 serve_main(int argc, char **argv)
 {
@@ -1363,7 +1387,7 @@ serve_main(int argc, char **argv)
 	struct store		*s = NULL;
 	struct lws_vhost	*vh;
 	struct errmsg		 err;
-	char			 host[256], tok[SECRET_MAX + 1];
+	char			 host[256], tok[SECRET_MAX + 1], store_id[17];
 	const char		*envtok;
 	int			 next, port, r, lvl, changed;
 	int			 status = CLI_EXIT_ERROR;
@@ -1457,6 +1481,8 @@ serve_main(int argc, char **argv)
 	pc.k8s_ready_ms = k8s_ready_ms;
 	pc.k8s_home_claim = k8s_claim;
 	pc.kubeconfig = kubeconfig;
+	serve_store_id(store_url, store_id, sizeof store_id);
+	pc.store_id = store_id;
 	pc.curl = serve_curl;
 	pc.ctx = serve_ctx;
 	pc.vhost = serve_inner;

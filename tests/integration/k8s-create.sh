@@ -8,6 +8,7 @@
 # provider says, with the settings' labels, annotations, limits and
 # runtime class; its secret is a Secret, mounted, owned by the pod, and
 # nowhere in the pod's spec; a stop deletes the pod and its secret.
+# A controller that lost its reference adopts the pod of its store.
 # A client certificate authenticates as a token does; a wrong token is
 # KUBERNETES_UNAUTHORIZED in /internal/health.
 # Invalid KUBERNETES_SANDBOX_POD_LABELS is a setup failure; a pod the
@@ -120,6 +121,20 @@ grep -q '^INVALID' "$K8S_LOG" && t_fail "the stand-in refused an object"
 r=$(api POST /v1/tools/shell '{"computer":"Team_1","bot":"alice","command":"echo again"}')
 t_contains "$r" 'again' "a second call"
 t_eq "$(grep -c '^POST /api/v1/namespaces/rakazo-test/pods ' "$K8S_LOG")" 1 "one pod made"
+
+# A controller that lost its reference (a crash between the create and
+# the record) adopts the pod its store made instead of a 409 or a second.
+ctl_stop
+ctl_sql "UPDATE computers SET ref='{}' WHERE id='Team_1'"
+kube GET "/api/v1/namespaces/$K8S_NS/pods/$POD" >/dev/null
+UID1=$(jq -r .metadata.uid "$T/kube.out")
+ctl_start
+r=$(api POST /v1/tools/shell '{"computer":"Team_1","bot":"alice","command":"echo adopted"}')
+t_contains "$r" 'adopted' "the lost pod adopted"
+kube GET "/api/v1/namespaces/$K8S_NS/pods/$POD" >/dev/null
+t_eq "$(jq -r .metadata.uid "$T/kube.out")" "$UID1" "the same pod"
+grep -q "event=kubernetes.adopted computer=Team_1" "$CTL_LOG" || t_fail "no adoption logged"
+t_eq "$(grep -c '^POST /api/v1/namespaces/rakazo-test/pods 201' "$K8S_LOG")" 1 "still one pod made"
 
 r=$(api POST /v1/computers/Team_1/stop '{}')
 t_eq "${r%% *}" 200 "stop: $r"
