@@ -475,6 +475,7 @@ const struct home_store_ops home_local_ops = {
 	.name = "local",
 	.put_begin = hl_put_begin,
 	.put_write = hl_put_write,
+	.put_write_any_thread = 1,
 	.put_commit = hl_put_commit,
 	.put_abort = hl_put_abort,
 	.put_same = hl_put_same,
