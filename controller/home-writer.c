@@ -177,15 +177,19 @@ hw_fill_slot(struct home_writer *w)
 int
 home_writer_write(struct home_writer *w, const uint8_t *p, size_t n)
 {
-	size_t	 i, take;
-	int	 r;
+	struct errmsg	 e;
+	size_t		 i, take;
+	int		 r;
 
 	/* The object store's writes stay on the loop (home-writer.h). */
+	errmsg_clear(&e);
 	if (!w->threaded && (r = home_put_write(w->hs, w->put, p, n,
-	    &w->err)) != 0) {
+	    &e)) != 0) {
 		pthread_mutex_lock(&w->mtx);
-		if (w->code == 0)
+		if (w->code == 0) {
 			w->code = r;
+			w->err = e;
+		}
 		pthread_mutex_unlock(&w->mtx);
 		return r;
 	}
