@@ -58,6 +58,7 @@
 #include "checkpoint.h"
 #include "home.h"
 #include "home-object.h"
+#include "home-writer.h"
 #include "lease.h"
 #include "provider.h"
 #include "store.h"
@@ -302,14 +303,11 @@ out:
 /* ---- checkpoint ---------------------------------------------------------- */
 
 struct ckpt_sink {
-	struct home_store	*hs;
-	struct home_put		*put;
-	EVP_MD_CTX		*md;
-	int64_t			 bytes;
+	struct home_writer	*w;
 	int			 code;		/* first write failure */
-	struct errmsg		 err;
 };
 
+/* On the loop: the bytes go to the writer's thread (home-writer.h). */
 static int
 ckpt_sink_write(void *arg, const uint8_t *p, size_t n)
 {
@@ -317,12 +315,7 @@ ckpt_sink_write(void *arg, const uint8_t *p, size_t n)
 
 	if (k->code != 0)
 		return k->code;
-	if ((k->code = home_put_write(k->hs, k->put, p, n, &k->err)) != 0)
-		return k->code;
-	if (EVP_DigestUpdate(k->md, p, n) != 1)
-		return k->code = errmsg_code(&k->err, ERR_INTERNAL);
-	k->bytes += (int64_t)n;
-	return 0;
+	return k->code = home_writer_write(k->w, p, n);
 }
 
 static void
@@ -349,29 +342,27 @@ ckpt_export(struct api_ctx *x, struct home_store *hs,
 {
 	struct guest_sink	 sink;
 	struct ckpt_sink	 k;
+	struct home_put		*put = NULL;
 	json_t			*res = NULL;
 	json_int_t		 bytes = -1, entries = -1;
 	const char		*fp = NULL;
-	struct errmsg			 pe;
+	char			 sha[STORE_SHA256_HEX];
+	int64_t			 got = 0;
+	struct errmsg		 pe;
 	int			 r;
 
 	memset(&k, 0, sizeof k);
-	k.hs = hs;
-	if ((k.md = EVP_MD_CTX_new()) == NULL ||
-	    EVP_DigestInit_ex(k.md, EVP_sha256(), NULL) != 1) {
-		r = errmsg_code(e, ERR_NOMEM);
-		goto out;
-	}
-	if ((r = home_put_begin(hs, home_key(c->id), rev, &k.put, e)) != 0)
+	if ((r = home_put_begin(hs, home_key(c->id), rev, &put, e)) != 0 ||
+	    (r = home_writer_new(hs, put, &k.w, e)) != 0)
 		goto out;
 	sink.write = ckpt_sink_write;
 	sink.arg = &k;
 	errmsg_clear(&pe);
 	r = guest_call_download(x->a->prov, c, "workspace.export",
 	    json_object(), &sink, &res, &pe);
-	if (k.code != 0) {
-		r = k.code;
-		*e = k.err;
+	/* Every byte written (or the first failure) before anything else. */
+	if (home_writer_finish(k.w, sha, sizeof sha, &got, e) != 0) {
+		r = e->code;
 		goto out;
 	}
 	if (r != 0) {
@@ -379,29 +370,30 @@ ckpt_export(struct api_ctx *x, struct home_store *hs,
 		goto out;
 	}
 	if (json_unpack(res, "{s:I, s:I, s?:s}", "bytes", &bytes, "entries",
-	    &entries, "fingerprint", &fp) != 0 || bytes != k.bytes) {
+	    &entries, "fingerprint", &fp) != 0 || bytes != got) {
 		r = errmsg_set(e, ERR_PROTOCOL, "guestd's export sent %" PRId64
-		    " bytes, its reply says %lld", k.bytes, (long long)bytes);
+		    " bytes, its reply says %lld", got, (long long)bytes);
 		goto out;
 	}
-	if ((r = home_put_commit(hs, k.put, e)) != 0) {
-		k.put = NULL;	/* commit frees, also on failure */
+	home_writer_free(k.w);
+	k.w = NULL;
+	r = home_put_commit(hs, put, e);
+	put = NULL;	/* commit frees, also on failure */
+	if (r != 0)
 		goto out;
-	}
-	k.put = NULL;
 	memset(h, 0, sizeof *h);
 	snprintf(h->computer, sizeof h->computer, "%s", c->id);
 	h->revision = rev;
 	h->created_ms = store_now_ms();
-	h->bytes = k.bytes;
+	h->bytes = got;
 	h->files = entries;
 	if (fp != NULL && strlen(fp) < sizeof h->fingerprint)
 		snprintf(h->fingerprint, sizeof h->fingerprint, "%s", fp);
-	if ((r = ckpt_digest_end(k.md, h->sha256, sizeof h->sha256)) != 0)
-		errmsg_code(e, r);
+	snprintf(h->sha256, sizeof h->sha256, "%s", sha);
 out:
-	home_put_abort(hs, k.put);
-	EVP_MD_CTX_free(k.md);
+	/* The writer's thread is gone before its put. */
+	home_writer_free(k.w);
+	home_put_abort(hs, put);
 	json_decref(res);
 	return r;
 }

@@ -9,6 +9,8 @@
  * one (an unchanged checkpoint) is a hard link to it (hl_put_same).
  *   homes/<key>/latest               symlink to the newest revision, for
  *                                    operators; nothing here reads it
+ *   homes/<key>/.gone-<pid>-<n>.tmp  a pruned revision whose blocks are
+ *                                    being freed (hl_unlink_later)
  *
  * A put writes its temporary file beside the revisions, fsyncs it, renames
  * it to its revision's name and fsyncs the directory, so after a crash a
@@ -31,6 +33,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -414,6 +418,70 @@ hl_kept(int64_t rev, const int64_t *keep, size_t nkeep)
 	return 0;
 }
 
+static void *
+hl_unlink_main(void *arg)
+{
+	char	*path = arg;
+
+	(void)unlink(path);
+	free(path);
+	return NULL;
+}
+
+/*
+ * Remove a pruned revision's name now and its bytes on a thread of their
+ * own: unlinking a file's last name frees its page cache and extents,
+ * which for a large home takes a good part of a second, and nobody waits
+ * for it (an unchanged checkpoint would, as most of its cost).  The name
+ * goes by a rename first, so the revision is gone when prune returns and
+ * a later put of the same number is never the one unlinked; a crash
+ * leaves a .gone- file, which the next prune removes.  0, or -1 when the
+ * name could not be moved (the caller unlinks it here).
+ */
+static int
+hl_unlink_later(const char *dir, const char *path)
+{
+	static unsigned	 n;
+	pthread_attr_t	 at;
+	pthread_t	 th;
+	sigset_t	 all, old;
+	char		*gone;
+	int		 e;
+
+	if (asprintf(&gone, "%s/.gone-%ld-%u.tmp", dir, (long)getpid(),
+	    n++) == -1)
+		return -1;
+	if (rename(path, gone) == -1) {
+		free(gone);
+		return -1;
+	}
+	/* The thread takes no signals: they are the loop's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	e = pthread_create(&th, &at, hl_unlink_main, gone);
+	pthread_attr_destroy(&at);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e != 0) {
+		(void)unlink(gone);
+		free(gone);
+	}
+	return 0;
+}
+
+/* 1 for another process's .gone- file: ours are our threads' to remove. */
+static int
+hl_gone_leftover(const char *name)
+{
+	char	 mine[64];
+
+	if (strncmp(name, ".gone-", 6) != 0)
+		return 0;
+	snprintf(mine, sizeof mine, ".gone-%ld-", (long)getpid());
+	return strncmp(name, mine, strlen(mine)) != 0;
+}
+
 static int
 hl_prune(struct home_store *hs, const char *key, const int64_t *keep,
     size_t nkeep, struct errmsg *e)
@@ -432,6 +500,7 @@ hl_prune(struct home_store *hs, const char *key, const int64_t *keep,
 	while ((de = readdir(d)) != NULL) {
 		rev = hl_parse(de->d_name);
 		if (rev < 0 && strncmp(de->d_name, ".put-", 5) != 0 &&
+		    !hl_gone_leftover(de->d_name) &&
 		    strcmp(de->d_name, ".latest.tmp") != 0)
 			continue;
 		if (rev > 0 && hl_kept(rev, keep, nkeep))
@@ -439,7 +508,8 @@ hl_prune(struct home_store *hs, const char *key, const int64_t *keep,
 		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir,
 		    de->d_name) >= sizeof path)
 			continue;
-		if (unlink(path) == 0)
+		if ((rev > 0 && hl_unlink_later(dir, path) == 0) ||
+		    unlink(path) == 0)
 			gone++;
 	}
 	closedir(d);
@@ -475,6 +545,7 @@ const struct home_store_ops home_local_ops = {
 	.name = "local",
 	.put_begin = hl_put_begin,
 	.put_write = hl_put_write,
+	.put_write_any_thread = 1,
 	.put_commit = hl_put_commit,
 	.put_abort = hl_put_abort,
 	.put_same = hl_put_same,

@@ -39,6 +39,9 @@ struct home_store_ops {
 		    int64_t rev, struct home_put **out, struct errmsg *e);
 	int	(*put_write)(struct home_put *, const void *p, size_t n,
 		    struct errmsg *e);
+	/* 1: put_write touches no loop state, so a put's writes may run on
+	 * a thread of its own (home-writer.h). */
+	int	  put_write_any_thread;
 	/* From a task: the durable part waits off the loop.  Frees. */
 	int	(*put_commit)(struct home_put *, struct errmsg *e);
 	void	(*put_abort)(struct home_put *);

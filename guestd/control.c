@@ -321,6 +321,43 @@ control_send_data(struct control_conn *c, uint32_t id, uint8_t channel,
 	return control_queue(c, hdr, sizeof hdr, p, n, 1);
 }
 
+struct control_out *
+control_data_new(size_t max, uint8_t **payload)
+{
+	struct control_out	*o;
+
+	if (max > PROTO_MAX_BINARY - PROTO_FRAME_HDR)
+		return NULL;
+	o = xmalloc(sizeof *o + LWS_PRE + PROTO_FRAME_HDR + max);
+	o->len = PROTO_FRAME_HDR + max;
+	o->binary = 1;
+	*payload = o->data + LWS_PRE + PROTO_FRAME_HDR;
+	return o;
+}
+
+int
+control_data_send(struct control_conn *c, struct control_out *o,
+    uint32_t id, uint8_t channel, size_t n, int end)
+{
+	if (c->closing || PROTO_FRAME_HDR + n > o->len) {
+		free(o);
+		return c->closing ? ERR_PEER_GONE : ERR_TOO_LARGE;
+	}
+	proto_frame_header(o->data + LWS_PRE, id, channel,
+	    end ? PROTO_F_END : 0);
+	o->len = PROTO_FRAME_HDR + n;
+	STAILQ_INSERT_TAIL(&c->outq, o, entry);
+	c->out_bytes += o->len;
+	lws_callback_on_writable(c->wsi);
+	return 0;
+}
+
+void
+control_data_free(struct control_out *o)
+{
+	free(o);
+}
+
 int
 control_out_full(const struct control_conn *c)
 {

@@ -94,6 +94,18 @@ void	 control_broadcast(const char *name, json_t *body);
 int	 control_send_data(struct control_conn *c, uint32_t id,
 	    uint8_t channel, const void *p, size_t n, int end);
 int	 control_out_full(const struct control_conn *c);
+/*
+ * A binary frame whose payload a producer reads straight into it (from a
+ * pipe, say): one copy less than control_send_data.  control_data_new
+ * gives room for max bytes at *payload; control_data_send queues n of
+ * them as a frame and takes the message (also on failure);
+ * control_data_free drops it unsent.
+ */
+struct control_out;
+struct control_out *control_data_new(size_t max, uint8_t **payload);
+int	 control_data_send(struct control_conn *c, struct control_out *o,
+	    uint32_t id, uint8_t channel, size_t n, int end);
+void	 control_data_free(struct control_out *o);
 
 void	 control_stream_attach(struct control_conn *c,
 	    struct control_stream *s, uint32_t id,

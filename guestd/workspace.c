@@ -1957,7 +1957,8 @@ struct ws_job {
 	char			 since[WS_FP_MAX];	/* fponly: asked */
 
 	struct workspace_limits	 lim;
-	uint8_t			*buf;		/* export: one chunk */
+	struct control_out	*out;		/* export: the next frame */
+	uint8_t			*buf;		/* its payload */
 };
 
 /* One import at a time: two would race for the swap. */
@@ -1972,7 +1973,7 @@ ws_unref(struct ws_job *j)
 	if (j->workerfd != -1)
 		close(j->workerfd);
 	pthread_mutex_destroy(&j->mtx);
-	free(j->buf);
+	control_data_free(j->out);
 	free(j);
 }
 
@@ -2155,12 +2156,16 @@ ws_export_readable(struct loop_fd *lf, int events, void *arg)
 	int		 fd = loop_fd_get(lf);
 
 	for (;;) {
+		/* Read straight into the frame; one kept across EAGAIN. */
+		if (j->out == NULL)
+			j->out = control_data_new(WS_EXPORT_FRAME, &j->buf);
 		n = read(fd, j->buf, WS_EXPORT_FRAME);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n > 0) {
-			control_send_data(j->conn, j->id, PROTO_CH_DATA,
-			    j->buf, (size_t)n, 0);
+			control_data_send(j->conn, j->out, j->id,
+			    PROTO_CH_DATA, (size_t)n, 0);
+			j->out = NULL;
 			j->sent += (uint64_t)n;
 			if (events & LOOP_HUP)
 				continue;
@@ -2225,7 +2230,6 @@ workspace_op_export(struct control_conn *c, uint32_t id, json_t *args,
 	if ((r = ws_pipe(p)) != 0)
 		return r;
 	j = ws_job_new(c, id, 0);
-	j->buf = xmalloc(WS_EXPORT_FRAME);
 	j->workerfd = p[1];
 	if ((j->lf = loop_fd_add(p[0], ws_export_readable, j)) == NULL) {
 		ws_unref(j);
