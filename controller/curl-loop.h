@@ -2,8 +2,9 @@
  * libcurl on the controller's one lws loop: a curl multi handle whose
  * sockets and timer are driven by lws, so a task can run an HTTP
  * transfer as if it were a blocking call while the loop thread never
- * blocks.  The object store client (s3.c) is its first user; the
- * container providers' HTTP clients are meant to be the next.
+ * blocks.  Every HTTP client of the controller runs on it: the object
+ * store's (s3.c), the Docker engine's (docker-http.c) and the Kubernetes
+ * API's (k8s.c).
  *
  * Use: make a CURL easy handle with whatever options the protocol needs
  * (but not CURLOPT_PRIVATE, which is ours), then from a task either

@@ -1,12 +1,7 @@
 /*
- * Docker Engine API requests through libcurl (docker-http.h).
- *
- * Each request has an easy handle and a multi handle of its own; curl's
- * socket callback says which descriptor it waits on and for what, its
- * timer callback when it wants to be called anyway, and the task waits
- * for whichever comes first before handing the event back with
- * curl_multi_socket_action().  One request holds one descriptor, so the
- * wait is one fd and one timeout: no fd_set, no thread, no polling.
+ * Docker Engine API requests through libcurl (docker-http.h): an easy
+ * handle per request, run on the serve loop by curl-loop.h like every
+ * other HTTP client of the controller, with curl's own overall timeout.
  */
 #include "autoconf.h"
 
@@ -16,6 +11,7 @@
 
 #include <curl/curl.h>
 
+#include "curl-loop.h"
 #include "docker-http.h"
 #include "err.h"
 #include "json.h"
@@ -23,43 +19,10 @@
 #include "xmalloc.h"
 
 struct docker_req {
-	curl_socket_t	 fd;		/* CURL_SOCKET_BAD: none yet */
-	int		 what;		/* CURL_POLL_* */
-	long		 timer_ms;	/* -1: no timer */
 	char		*buf;
 	size_t		 len, cap;
 	int		 too_large;
 };
-
-static int
-docker_http_socket_cb(CURL *e, curl_socket_t s, int what, void *arg,
-    void *sockp)
-{
-	struct docker_req	*q = arg;
-
-	(void)e;
-	(void)sockp;
-	if (what == CURL_POLL_REMOVE) {
-		if (q->fd == s) {
-			q->fd = CURL_SOCKET_BAD;
-			q->what = 0;
-		}
-	} else {
-		q->fd = s;
-		q->what = what;
-	}
-	return 0;
-}
-
-static int
-docker_http_timer_cb(CURLM *m, long timeout_ms, void *arg)
-{
-	struct docker_req	*q = arg;
-
-	(void)m;
-	q->timer_ms = timeout_ms;
-	return 0;
-}
 
 static size_t
 docker_http_write_cb(char *p, size_t size, size_t n, void *arg)
@@ -90,65 +53,13 @@ docker_http_message(json_t *reply)
 	return m != NULL ? m : "";
 }
 
-/* Run m until its one transfer is done; 0 or ERR_TIMEOUT. */
-static int
-docker_http_drive(CURLM *m, struct docker_req *q, int64_t deadline_ms,
-    CURLcode *result)
-{
-	CURLMsg		*msg;
-	int		 running = 1, left, r, flags;
-	int64_t		 now, wait;
-
-	(void)curl_multi_socket_action(m, CURL_SOCKET_TIMEOUT, 0, &running);
-	for (;;) {
-		while ((msg = curl_multi_info_read(m, &left)) != NULL)
-			if (msg->msg == CURLMSG_DONE) {
-				*result = msg->data.result;
-				return 0;
-			}
-		now = lws_now_usecs() / 1000;
-		if (now >= deadline_ms)
-			return ERR_TIMEOUT;
-		wait = deadline_ms - now;
-		if (q->timer_ms >= 0 && q->timer_ms < wait)
-			wait = q->timer_ms;
-		if (q->timer_ms == 0 || q->fd == CURL_SOCKET_BAD) {
-			if (q->timer_ms != 0 && q->fd == CURL_SOCKET_BAD &&
-			    (r = task_sleep(wait)) != 0 && r != ERR_TIMEOUT)
-				return r;
-			q->timer_ms = -1;
-			(void)curl_multi_socket_action(m, CURL_SOCKET_TIMEOUT,
-			    0, &running);
-			continue;
-		}
-		if (q->what & CURL_POLL_OUT)
-			r = task_wait_fd_out(q->fd, wait);
-		else
-			r = task_wait_fd(q->fd, wait);
-		if (r == ERR_TIMEOUT) {
-			q->timer_ms = -1;
-			(void)curl_multi_socket_action(m, CURL_SOCKET_TIMEOUT,
-			    0, &running);
-			continue;
-		}
-		if (r != 0)
-			return r;
-		/* A wait for writable also ends on input: curl takes both. */
-		flags = (q->what & CURL_POLL_OUT) ? CURL_CSELECT_OUT |
-		    CURL_CSELECT_IN : CURL_CSELECT_IN;
-		(void)curl_multi_socket_action(m, q->fd, flags, &running);
-	}
-}
-
 int
-docker_http_request(const char *socket, const char *method, const char *path,
-    json_t *body, int timeout_ms, long *status, json_t **reply,
-    struct errmsg *err)
+docker_http_request(struct curl_loop *l, const char *socket,
+    const char *method, const char *path, json_t *body, int timeout_ms,
+    long *status, json_t **reply, struct errmsg *err)
 {
-	static int		 inited;
 	struct docker_req	 q;
 	struct curl_slist	*hdr = NULL;
-	CURLM			*m = NULL;
 	CURL			*e = NULL;
 	CURLcode		 cr = CURLE_OK;
 	char			 url[1024], *js = NULL;
@@ -158,26 +69,22 @@ docker_http_request(const char *socket, const char *method, const char *path,
 	*status = 0;
 	if (reply != NULL)
 		*reply = NULL;
-	if (!inited) {
-		if (curl_global_init(CURL_GLOBAL_NOTHING) != 0)
-			return errmsg_set(err, ERR_INTERNAL, "cannot start "
-			    "libcurl");
-		inited = 1;
-	}
+	if (l == NULL)
+		return errmsg_set(err, ERR_INTERNAL, "no HTTP client loop for "
+		    "the Docker engine");
 	memset(&q, 0, sizeof q);
-	q.fd = CURL_SOCKET_BAD;
-	q.timer_ms = -1;
 	/* The host part is ignored on a Unix socket but must be valid. */
 	if ((size_t)snprintf(url, sizeof url, "http://docker%s", path) >=
 	    sizeof url)
 		return errmsg_set(err, ERR_INTERNAL, "the engine request's "
 		    "path is too long");
-	if ((e = curl_easy_init()) == NULL || (m = curl_multi_init()) == NULL)
+	if ((e = curl_easy_init()) == NULL)
 		goto fail;
 	curl_easy_setopt(e, CURLOPT_URL, url);
 	curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, socket);
 	curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, docker_http_write_cb);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, &q);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http");
@@ -192,22 +99,11 @@ docker_http_request(const char *socket, const char *method, const char *path,
 		curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
 		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L);
 	}
-	curl_multi_setopt(m, CURLMOPT_SOCKETFUNCTION, docker_http_socket_cb);
-	curl_multi_setopt(m, CURLMOPT_SOCKETDATA, &q);
-	curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, docker_http_timer_cb);
-	curl_multi_setopt(m, CURLMOPT_TIMERDATA, &q);
-	if (curl_multi_add_handle(m, e) != CURLM_OK)
-		goto fail;
-	r = docker_http_drive(m, &q, lws_now_usecs() / 1000 + timeout_ms,
-	    &cr);
-	curl_multi_remove_handle(m, e);
-	if (r == ERR_TIMEOUT) {
-		errmsg_set(err, r, "the Docker engine did not answer %s %s "
-		    "within %d ms", method, path, timeout_ms);
+	if ((r = curl_loop_perform(l, e, &cr, err)) != 0)
 		goto out;
-	}
-	if (r != 0) {
-		errmsg_set(err, r, "cannot wait for the Docker engine");
+	if (cr == CURLE_OPERATION_TIMEDOUT) {
+		r = errmsg_set(err, ERR_TIMEOUT, "the Docker engine did not "
+		    "answer %s %s within %d ms", method, path, timeout_ms);
 		goto out;
 	}
 	if (cr == CURLE_COULDNT_CONNECT || cr == CURLE_COULDNT_RESOLVE_HOST) {
@@ -230,8 +126,6 @@ fail:
 	r = errmsg_set(err, ERR_INTERNAL, "cannot set up a request to the "
 	    "Docker engine");
 out:
-	if (m != NULL)
-		curl_multi_cleanup(m);
 	if (e != NULL)
 		curl_easy_cleanup(e);
 	curl_slist_free_all(hdr);

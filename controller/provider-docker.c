@@ -165,8 +165,8 @@ static int
 docker_req(struct provider *p, const char *method, const char *path,
     json_t *body, long *status, json_t **reply, struct errmsg *err)
 {
-	return docker_http_request(docker_cfg(p)->socket, method, path, body,
-	    DOCKER_API_MS, status, reply, err);
+	return docker_http_request(p->cfg.curl, docker_cfg(p)->socket,
+	    method, path, body, DOCKER_API_MS, status, reply, err);
 }
 
 static int
