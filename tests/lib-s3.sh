@@ -71,6 +71,13 @@ s3_start() {
 # The bucket unreachable: the front stops (s3_start "$S3_PORT" brings it
 # back on the same port).
 s3_stop() {
+	local i
 	kill "$S3_PID" 2>/dev/null
+	# Bounded: a server that ignores SIGTERM gets SIGKILL after 10 s.
+	for i in $(seq 100); do
+		kill -0 "$S3_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -9 "$S3_PID" 2>/dev/null
 	wait "$S3_PID" 2>/dev/null
 }

@@ -49,6 +49,8 @@ gen() {
 # ---- the recorder -----------------------------------------------------
 # Its lines go to a file, never a pipe: a reader slower than X would make
 # the recorder lag behind by a pipe's worth of lines.
+# The file is there before the recorder: waits on it never race its start.
+: >"$T/rec"
 DISPLAY=$dpy XAUTHORITY=$auth "$XINPUT_RECORDER" >"$T/rec" 2>"$T/rec.err" &
 REC_PID=$!
 T_KILL="$REC_PID"

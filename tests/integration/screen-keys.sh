@@ -24,6 +24,8 @@ slot=$(printf '%s' "$o" | sed -n 's/.*"slot":\([0-9]*\).*/\1/p')
 dpy=$(printf '%s' "$o" | sed -n 's/.*"display":"\([^"]*\)".*/\1/p')
 auth=$(printf '%s' "$o" | sed -n 's/.*"xauthority":"\([^"]*\)".*/\1/p')
 
+# The file is there before the recorder: waits on it never race its start.
+: >"$T/rec"
 DISPLAY=$dpy XAUTHORITY=$auth "$XINPUT_RECORDER" >"$T/rec" 2>&1 &
 T_KILL=$!
 # wait_rec PATTERN N: until N recorder lines match PATTERN (20 s).
