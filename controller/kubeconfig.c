@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
 #include <openssl/evp.h>
 #include <yaml.h>
 
@@ -159,6 +160,29 @@ kc_pem(yaml_document_t *d, yaml_node_t *n, const char *field,
 	return 0;
 }
 
+/*
+ * s is an http(s) URL with a host, as libcurl parses it: "https://" alone
+ * or with a path and no host would become a request to nowhere.
+ */
+static int
+kc_server_ok(const char *s)
+{
+	CURLU	*u;
+	char	*host = NULL;
+	int	 ok;
+
+	if (strncmp(s, "https://", 8) != 0 && strncmp(s, "http://", 7) != 0)
+		return 0;
+	if ((u = curl_url()) == NULL)
+		fatal("curl_url");
+	ok = curl_url_set(u, CURLUPART_URL, s, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+	    host != NULL && host[0] != '\0';
+	curl_free(host);
+	curl_url_cleanup(u);
+	return ok;
+}
+
 static int
 kc_cluster(yaml_document_t *d, yaml_node_t *cl, const char *dir,
     struct kubeconfig *kc, struct errmsg *e)
@@ -169,9 +193,9 @@ kc_cluster(yaml_document_t *d, yaml_node_t *cl, const char *dir,
 	if (kc_str(kc_get(d, cl, "server"), &s) != 1)
 		return errmsg_set(e, ERR_CONFIG, "kubeconfig: the cluster has "
 		    "no server");
-	if (strncmp(s, "https://", 8) != 0 && strncmp(s, "http://", 7) != 0)
+	if (!kc_server_ok(s))
 		return errmsg_set(e, ERR_CONFIG, "kubeconfig: the server is "
-		    "not an http(s) URL");
+		    "not an http(s) URL with a host");
 	kc->server = xstrdup(s);
 	/* A trailing slash would double in every path. */
 	if (kc->server[strlen(kc->server) - 1] == '/')

@@ -149,6 +149,13 @@ test_refused(void **state)
 	expect_refused("current-context: a\ncontexts:\n- name: a\n"
 	    "  context: {cluster: c}\nclusters:\n- name: c\n"
 	    "  cluster: {server: ftp://x}\n", "http(s) URL");
+	/* Found by fuzz_kubeconfig: no host, or a path where it would be. */
+	expect_refused("current-context: a\ncontexts:\n- name: a\n"
+	    "  context: {cluster: c}\nclusters:\n- name: c\n"
+	    "  cluster: {server: \"https://\"}\n", "with a host");
+	expect_refused("current-context: a\ncontexts:\n- name: a\n"
+	    "  context: {cluster: c}\nclusters:\n- name: c\n"
+	    "  cluster: {server: \"https://:6443\"}\n", "with a host");
 }
 
 static void
