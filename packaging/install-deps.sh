@@ -70,56 +70,34 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	missing="$missing nodejs npm"
 fi
 
-# playwright-core for those tests, pinned by tests/browser/package-lock.json,
-# into tests/browser/node_modules as the user running this script; skipped
-# when it is already newer than the lock file.
-browser_modules() {
-	b="$(dirname "$0")/../tests/browser"
-	[ -f "$b/package-lock.json" ] || return 0
-	[ "$b/node_modules/.package-lock.json" -nt "$b/package-lock.json" ] &&
+# The npm packages the tests and the terminal page need, each pinned by
+# its directory's package-lock.json and installed into its node_modules as
+# the user running this script; skipped when that is already newer than
+# the lock file:
+#   tests/browser  playwright-core for the browser tests
+#   tests/s3       s3rver for the object store tests (tests/fixtures/
+#                  s3-front.mjs puts a SigV4 verifier in front of it)
+#   tests/k8s      kubernetes-models (the official schemas) and yaml for
+#                  the kubernetes provider's tests
+#   term           xterm.js for the terminal page (term/term.html): `make`
+#                  copies it into term-assets/ and `make install` under the
+#                  package data directory; guestd serves it, never a CDN
+npm_modules() {	# DIR, relative to the tree
+	d="$(dirname "$0")/../$1"
+	[ -f "$d/package-lock.json" ] || return 0
+	[ "$d/node_modules/.package-lock.json" -nt "$d/package-lock.json" ] &&
 		return 0
-	echo "install-deps: npm ci in tests/browser" >&2
-	(cd "$b" && npm ci --no-audit --no-fund --loglevel=error)
+	echo "install-deps: npm ci in $1" >&2
+	(cd "$d" && npm ci --no-audit --no-fund --loglevel=error)
 }
 
-# s3rver for the object store tests (tests/integration/s3-client.sh),
-# pinned by tests/s3/package-lock.json; tests/fixtures/s3-front.mjs puts
-# a SigV4 verifier in front of it.
-s3_modules() {
-	s="$(dirname "$0")/../tests/s3"
-	[ -f "$s/package-lock.json" ] || return 0
-	[ "$s/node_modules/.package-lock.json" -nt "$s/package-lock.json" ] &&
-		return 0
-	echo "install-deps: npm ci in tests/s3" >&2
-	(cd "$s" && npm ci --no-audit --no-fund --loglevel=error)
+all_npm_modules() {
+	for m in tests/browser tests/s3 tests/k8s term; do
+		npm_modules "$m" || return 1
+	done
 }
 
-# kubernetes-models (the official schemas) and yaml for the kubernetes
-# provider's tests (tests/fixtures/k8s-api.mjs, k8s-manifests.mjs),
-# pinned by tests/k8s/package-lock.json.
-k8s_modules() {
-	k="$(dirname "$0")/../tests/k8s"
-	[ -f "$k/package-lock.json" ] || return 0
-	[ "$k/node_modules/.package-lock.json" -nt "$k/package-lock.json" ] &&
-		return 0
-	echo "install-deps: npm ci in tests/k8s" >&2
-	(cd "$k" && npm ci --no-audit --no-fund --loglevel=error)
-}
-
-# xterm.js for the terminal page (term/term.html), pinned by
-# term/package-lock.json; `make` copies it into term-assets/ and `make
-# install` under the package data directory: guestd serves it, never a CDN.
-term_modules() {
-	t="$(dirname "$0")/../term"
-	[ -f "$t/package-lock.json" ] || return 0
-	[ "$t/node_modules/.package-lock.json" -nt "$t/package-lock.json" ] &&
-		return 0
-	echo "install-deps: npm ci in term" >&2
-	(cd "$t" && npm ci --no-audit --no-fund --loglevel=error)
-}
-
-[ -n "$missing" ] || { browser_modules; s3_modules; k8s_modules; term_modules;
-	exit 0; }
+[ -n "$missing" ] || { all_npm_modules; exit; }
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -137,7 +115,4 @@ $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
 # shellcheck disable=SC2086
 $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q \
     --no-install-recommends $missing
-browser_modules
-s3_modules
-k8s_modules
-term_modules
+all_npm_modules

@@ -17,17 +17,8 @@ K8S_IP_BASE="127.$((20 + RANDOM % 200)).$((1 + $$ % 250))"
 
 # tests/k8s/node_modules from install-deps.sh, else a private npm ci.
 k8s_modules() {
-	K8S_MODULES="$top_srcdir/tests/k8s"
-	[ -f "$K8S_MODULES/node_modules/kubernetes-models/package.json" ] &&
-		return 0
-	command -v npm >/dev/null 2>&1 || t_fail "no npm for kubernetes-models"
-	mkdir -p "$T/k8s-npm"
-	cp "$top_srcdir/tests/k8s/package.json" \
-	    "$top_srcdir/tests/k8s/package-lock.json" "$T/k8s-npm/"
-	(cd "$T/k8s-npm" && npm ci --prefer-offline --no-audit --no-fund \
-	    --loglevel=error) >"$T/npm.log" 2>&1 ||
-		t_fail "npm ci: $(cat "$T/npm.log")"
-	K8S_MODULES="$T/k8s-npm"
+	t_npm_modules k8s kubernetes-models
+	K8S_MODULES=$NPM_MODULES
 }
 
 # A CA and the server's certificate for 127.0.0.1, made for this test.

@@ -12,16 +12,8 @@ S3_DIR="$T/s3-data"
 
 # tests/s3/node_modules from install-deps.sh, else a private npm ci.
 s3_modules() {
-	S3_MODULES="$top_srcdir/tests/s3"
-	[ -f "$S3_MODULES/node_modules/s3rver/package.json" ] && return 0
-	command -v npm >/dev/null 2>&1 || t_fail "no npm for s3rver"
-	mkdir -p "$T/s3"
-	cp "$top_srcdir/tests/s3/package.json" \
-	    "$top_srcdir/tests/s3/package-lock.json" "$T/s3/"
-	(cd "$T/s3" && npm ci --prefer-offline --no-audit --no-fund \
-	    --loglevel=error) >"$T/npm.log" 2>&1 ||
-		t_fail "npm ci: $(cat "$T/npm.log")"
-	S3_MODULES="$T/s3"
+	t_npm_modules s3 s3rver
+	S3_MODULES=$NPM_MODULES
 }
 
 # Wait until FILE exists with content, SECS at most, failing the test

@@ -114,20 +114,26 @@ t_guestd_hwm_kb() {
 	awk '/^VmHWM:/ { print $2 }' "/proc/$GUESTD_PID/status"
 }
 
-# t_browser_modules: set BROWSER_MODULES to a directory whose node_modules
-# has playwright-core: tests/browser (packaging/install-deps.sh runs
-# `npm ci` there) or, in a tree without it (a dist tarball), the same lock
-# file installed into this test's temp dir.
-t_browser_modules() {
-	BROWSER_MODULES="$top_srcdir/tests/browser"
-	[ -f "$BROWSER_MODULES/node_modules/playwright-core/package.json" ] &&
-		return 0
-	command -v npm >/dev/null 2>&1 || t_fail "no npm for playwright-core"
-	mkdir -p "$T/browser"
-	cp "$top_srcdir/tests/browser/package.json" \
-	    "$top_srcdir/tests/browser/package-lock.json" "$T/browser/"
-	(cd "$T/browser" && npm ci --prefer-offline --no-audit --no-fund \
+# The npm packages of tests/DIR (its package-lock.json), in NPM_MODULES:
+# the tree's own node_modules when PACKAGE is installed there
+# (packaging/install-deps.sh runs `npm ci` there) or, in a tree without
+# them (a dist tarball), the same lock file installed into this test's
+# temp dir.
+t_npm_modules() {	# DIR PACKAGE
+	NPM_MODULES="$top_srcdir/tests/$1"
+	[ -f "$NPM_MODULES/node_modules/$2/package.json" ] && return 0
+	command -v npm >/dev/null 2>&1 || t_fail "no npm for $2"
+	mkdir -p "$T/npm-$1"
+	cp "$top_srcdir/tests/$1/package.json" \
+	    "$top_srcdir/tests/$1/package-lock.json" "$T/npm-$1/"
+	(cd "$T/npm-$1" && npm ci --prefer-offline --no-audit --no-fund \
 	    --loglevel=error) >"$T/npm.log" 2>&1 ||
 		t_fail "npm ci: $(cat "$T/npm.log")"
-	BROWSER_MODULES="$T/browser"
+	NPM_MODULES="$T/npm-$1"
+}
+
+# BROWSER_MODULES: where playwright-core is.
+t_browser_modules() {
+	t_npm_modules browser playwright-core
+	BROWSER_MODULES=$NPM_MODULES
 }
