@@ -35,7 +35,6 @@
 
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -624,25 +623,6 @@ docker_stop(struct provider *p, struct store_computer *c)
 }
 
 static int
-docker_rmtree(const char *path)
-{
-	pid_t	 pid;
-	int	 st;
-
-	if ((pid = fork()) == -1)
-		return ERR_IO;
-	if (pid == 0) {
-		execlp("rm", "rm", "-rf", "--", path, (char *)NULL);
-		_exit(127);
-	}
-	(void)task_wait_pid(pid, -1);
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
-	    WEXITSTATUS(st) != 0)
-		return ERR_IO;
-	return 0;
-}
-
-static int
 docker_destroy(struct provider *p, struct store_computer *c)
 {
 	char		 name[128], path[256], dir[PATH_MAX];
@@ -672,7 +652,7 @@ docker_destroy(struct provider *p, struct store_computer *c)
 	}
 	if (docker_path(p, c->id, NULL, dir, sizeof dir) != 0)
 		return ERR_NAME_TOO_LONG;
-	return docker_rmtree(dir);
+	return provider_rmtree(dir);
 }
 
 static int

@@ -169,8 +169,6 @@ local_write_secret(const char *path, char *secret, size_t len)
 
 /* ---- users ------------------------------------------------------------ */
 
-static int	local_rmtree(const char *);
-
 static int
 local_init(struct provider *p, struct errmsg *err)
 {
@@ -704,7 +702,7 @@ local_start(struct provider *p, struct store_computer *c, struct errmsg *err)
 		luid = (long)uid;
 		/* Nothing of this uid may meet the new guestd. */
 		local_uid_sweep(uid);
-		(void)local_rmtree(tmpdir);
+		(void)provider_rmtree(tmpdir);
 		if ((r = local_own_dir(home, uid, (gid_t)uid, 0700, 1)) != 0 ||
 		    (r = local_own_dir(tmpdir, uid, (gid_t)uid, 0700,
 		    0)) != 0) {
@@ -797,26 +795,6 @@ local_stop(struct provider *p, struct store_computer *c)
 }
 
 static int
-local_rmtree(const char *path)
-{
-	pid_t	 pid;
-	int	 st;
-
-	/* rm -rf copes with whatever guest processes left behind. */
-	if ((pid = fork()) == -1)
-		return ERR_IO;
-	if (pid == 0) {
-		execlp("rm", "rm", "-rf", "--", path, (char *)NULL);
-		_exit(127);
-	}
-	(void)task_wait_pid(pid, -1);
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
-	    WEXITSTATUS(st) != 0)
-		return ERR_IO;
-	return 0;
-}
-
-static int
 local_destroy(struct provider *p, struct store_computer *c)
 {
 	char	 dir[PATH_MAX];
@@ -824,7 +802,7 @@ local_destroy(struct provider *p, struct store_computer *c)
 
 	local_stop(p, c);
 	snprintf(dir, sizeof dir, "%s/computers/%s", p->cfg.data_dir, c->id);
-	r = local_rmtree(dir);
+	r = provider_rmtree(dir);
 	if (local_isolated(p))
 		local_uid_retire(p, c->id);
 	return r;

@@ -6,13 +6,17 @@
  */
 #include "autoconf.h"
 
+#include <sys/wait.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "guest.h"
 #include "provider.h"
+#include "task.h"
 #include "token.h"
 #include "xmalloc.h"
 
@@ -133,4 +137,24 @@ void
 provider_endpoint_wipe(struct provider_endpoint *ep)
 {
 	token_wipe(ep->secret, sizeof ep->secret);
+}
+
+int
+provider_rmtree(const char *path)
+{
+	pid_t	 pid;
+	int	 st;
+
+	/* rm -rf copes with whatever guest processes left behind. */
+	if ((pid = fork()) == -1)
+		return ERR_IO;
+	if (pid == 0) {
+		execlp("rm", "rm", "-rf", "--", path, (char *)NULL);
+		_exit(127);
+	}
+	(void)task_wait_pid(pid, -1);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		return ERR_IO;
+	return 0;
 }

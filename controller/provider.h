@@ -176,5 +176,10 @@ int	provider_destroy(struct provider *p, struct store_computer *c);
 int	provider_endpoint(struct provider *p, const struct store_computer *c,
 	    struct provider_endpoint *ep, struct errmsg *err);
 void	provider_endpoint_wipe(struct provider_endpoint *ep);
+/*
+ * For providers: remove the tree at path as rm -rf does, in a child the
+ * calling task waits for (it may be large).  0 or ERR_IO.
+ */
+int	provider_rmtree(const char *path);
 
 #endif
