@@ -46,8 +46,6 @@ auth=$(printf '%s' "$o" | sed -n 's/.*"xauthority":"\([^"]*\)".*/\1/p')
 [ -n "$slot" ] || t_fail "no slot in $o"
 
 mkfifo "$T/rec"
-# The file is there before the recorder: waits on it never race its start.
-: >"$T/rec"
 DISPLAY=":$slot" XAUTHORITY="$auth" "$XINPUT_RECORDER" >"$T/rec" 2>"$T/rec.err" &
 REC_PID=$!
 exec 5<"$T/rec"

@@ -19,8 +19,6 @@ auth=$(printf '%s' "$o" | sed -n 's/.*"xauthority":"\([^"]*\)".*/\1/p')
 # The recorder prints "ready" once mapped and focused; its lines go to a
 # FIFO we read as they come (blocking reads, no sleeps).
 mkfifo "$T/rec"
-# The file is there before the recorder: waits on it never race its start.
-: >"$T/rec"
 DISPLAY=":$slot" XAUTHORITY="$auth" "$XINPUT_RECORDER" >"$T/rec" 2>"$T/rec.err" &
 REC_PID=$!
 exec 5<"$T/rec"

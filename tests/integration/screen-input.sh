@@ -18,8 +18,6 @@ out=$(rk call display.open '{"bot":"bob","width":640,"height":480}') ||
 dpy=$(printf '%s' "$out" | sed -n 's/.*"display":"\([^"]*\)".*/\1/p')
 xauth=$(printf '%s' "$out" | sed -n 's/.*"xauthority":"\([^"]*\)".*/\1/p')
 mkfifo "$T/rec"
-# The file is there before the recorder: waits on it never race its start.
-: >"$T/rec"
 DISPLAY=$dpy XAUTHORITY=$xauth "$XINPUT_RECORDER" >"$T/rec" 2>&1 &
 rpid=$!
 exec 8<"$T/rec"

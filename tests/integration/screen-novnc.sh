@@ -113,8 +113,6 @@ t_eq "$line" "ready 640x480" "xpattern ready"
 # The input display.
 read -r rdpy rxauth <<<"$(open_display rec)"
 mkfifo "$T/rec"
-# The file is there before the recorder: waits on it never race its start.
-: >"$T/rec"
 DISPLAY=$rdpy XAUTHORITY=$rxauth "$XINPUT_RECORDER" >"$T/rec" 2>&1 &
 rpid=$!
 T_KILL="$T_KILL $rpid"
