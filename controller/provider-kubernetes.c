@@ -864,31 +864,60 @@ kube_watch_once(struct provider *p, const char *name, struct kube_wait *w,
 }
 
 /*
+ * A failure a wait outlives: the server unreachable, 5xx or 429.  Never
+ * one that says something about the pod or the credentials.
+ */
+static int
+kube_transient(int r)
+{
+	return r == ERR_K8S_UNAVAILABLE || r == ERR_K8S_THROTTLED;
+}
+
+/* Sleep *backoff (doubling it up to the cap), never past the deadline. */
+static void
+kube_backoff(int64_t *backoff, int64_t deadline)
+{
+	int64_t	left = deadline - lws_now_usecs() / 1000;
+
+	(void)task_sleep(*backoff < left ? *backoff : left > 0 ? left : 0);
+	if (*backoff < KUBE_WATCH_BACKOFF_MS)
+		*backoff *= 2;
+}
+
+/*
  * Until the pod is Ready with an IP, gone or failed (want_gone: until it
  * is deleted), or the deadline.
  * A watch the server ends is resumed from the last version seen; one
- * whose version expired starts again from a fresh GET.
+ * whose version expired starts again from a fresh GET.  A list or watch
+ * that fails for a while (the API server restarting, a load balancer
+ * between) is tried again with backoff until the deadline, which then
+ * reports that failure rather than a bare timeout.
  */
 static int
 kube_wait_pod(struct provider *p, const char *name, struct kube_wait *w,
     struct errmsg *e)
 {
 	int64_t	 deadline, backoff = 50;
-	int	 r, events, drops = 0, lists = 0;
+	int	 r, events, drops = 0, lists = 0, failed = 0;
 
 	deadline = lws_now_usecs() / 1000 + kube(p)->ready_ms;
 	while (!kube_decided(w)) {
 		if (lws_now_usecs() / 1000 >= deadline)
-			return ERR_TIMEOUT;
+			return failed != 0 ? failed : ERR_TIMEOUT;
 		if (w->expired || w->st.rv[0] == '\0') {
 			/* Expired again at once: do not spin on the server. */
-			if (lists++ > 0) {
-				(void)task_sleep(backoff);
-				if (backoff < KUBE_WATCH_BACKOFF_MS)
-					backoff *= 2;
-			}
+			if (lists++ > 0)
+				kube_backoff(&backoff, deadline);
 			w->expired = 0;
-			if ((r = kube_pod_list(p, name, w->id, &w->st, e)) != 0)
+			r = kube_pod_list(p, name, w->id, &w->st, e);
+			if (r != 0 && kube_transient(r)) {
+				failed = r;
+				w->st.rv[0] = '\0';
+				log_info("kubernetes.retry", "pod=%s %s", name,
+				    errmsg_str(e));
+				continue;
+			}
+			if (r != 0)
 				return r;
 			if (!w->st.found) {
 				w->gone = 1;
@@ -897,9 +926,18 @@ kube_wait_pod(struct provider *p, const char *name, struct kube_wait *w,
 			continue;
 		}
 		events = 0;
-		if ((r = kube_watch_once(p, name, w, deadline, &events,
-		    e)) != 0)
+		r = kube_watch_once(p, name, w, deadline, &events, e);
+		if (r != 0 && kube_transient(r)) {
+			failed = r;
+			log_info("kubernetes.retry", "pod=%s %s", name,
+			    errmsg_str(e));
+			kube_backoff(&backoff, deadline);
+			continue;
+		}
+		if (r != 0)
 			return r;
+		failed = 0;
+		errmsg_clear(e);
 		if (events > 0)
 			lists = 0;
 		if (kube_decided(w) || w->expired)
@@ -908,11 +946,9 @@ kube_wait_pod(struct provider *p, const char *name, struct kube_wait *w,
 		drops++;
 		log_info("kubernetes.watch_resumed", "pod=%s rv=%s drops=%d",
 		    name, w->st.rv, drops);
-		if (events == 0) {
-			(void)task_sleep(backoff);
-			if (backoff < KUBE_WATCH_BACKOFF_MS)
-				backoff *= 2;
-		} else
+		if (events == 0)
+			kube_backoff(&backoff, deadline);
+		else
 			backoff = 50;
 	}
 	return 0;

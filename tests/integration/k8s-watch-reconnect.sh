@@ -5,7 +5,8 @@
 # saw (the Ready change made while no watch was open is replayed, not
 # missed); when that version has expired (410, history compacted) it
 # lists the pod again and watches from the list's version.  No polling:
-# one watch per drop, no repeated GETs.
+# one watch per drop, no repeated GETs.  A watch the server refuses for a
+# while (503, 429) is tried again until the ready deadline.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "${top_srcdir:-.}/tests/lib-controller.sh"
 . "${top_srcdir:-.}/tests/lib-k8s.sh"
@@ -37,4 +38,16 @@ t_contains "$r" 'after expiry' "ready after a 410"
 t_eq "$(grep -c '^GET /api/v1/namespaces/rakazo-test/pods?fieldSelector=metadata.name%3Drakazo-w1-' "$K8S_LOG")" 1 \
     "one list after the 410"
 t_eq "$(grep -c '^WATCH ' "$K8S_LOG")" 3 "the dropped, the refused and the fresh watch"
+
+# The API server answering 503, then 429, to the watch (restarting, or
+# throttling): the wait tries again with backoff instead of failing the
+# call, and is not sent as a list instead.
+api POST /v1/computers/w1/stop '{}' >/dev/null
+: > "$K8S_LOG"
+k8s_test faults '{"dropWatches":0,"compactOnDrop":false,"readyDelayMs":600,"failNext":{"watch pods":[503,429,503]}}' >/dev/null
+r=$(api POST /v1/tools/shell '{"computer":"w1","bot":"alice","command":"echo through 503"}')
+t_contains "$r" 'through 503' "ready after a watch refused three times"
+t_eq "$(grep -c '^GET [^ ]*watch=1[^ ]* 503$' "$K8S_LOG")" 2 "two watches answered 503"
+t_eq "$(grep -c '^GET [^ ]*watch=1[^ ]* 429$' "$K8S_LOG")" 1 "one watch answered 429"
+t_eq "$(grep -c 'kubernetes.retry' "$CTL_LOG")" 3 "each retry logged"
 t_note "ok"
