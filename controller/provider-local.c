@@ -422,26 +422,6 @@ local_uid_retire(struct provider *p, const char *id)
 	store_free(s);
 }
 
-/* Run a child (as root) to its end, without blocking the loop. */
-static int
-local_run(char *const argv[])
-{
-	pid_t	 pid;
-	int	 st;
-
-	if ((pid = fork()) == -1)
-		return ERR_IO;
-	if (pid == 0) {
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	(void)task_wait_pid(pid, -1);
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
-	    WEXITSTATUS(st) != 0)
-		return ERR_IO;
-	return 0;
-}
-
 /*
  * Kill every process of uid: what the computer's commands left running
  * (daemons, setsid, nohup) must not outlive its stop, nor meet the next
@@ -496,7 +476,7 @@ local_own_dir(const char *path, uid_t uid, gid_t gid, mode_t mode,
 	if (st.st_uid != uid || st.st_gid != gid) {
 		snprintf(ids, sizeof ids, "%lu:%lu", (unsigned long)uid,
 		    (unsigned long)gid);
-		if (recursive && local_run(argv) != 0)
+		if (recursive && provider_run(argv) != 0)
 			return ERR_IO;
 		if (lchown(path, uid, gid) != 0)
 			return err_from_errno(errno);

@@ -140,16 +140,15 @@ provider_endpoint_wipe(struct provider_endpoint *ep)
 }
 
 int
-provider_rmtree(const char *path)
+provider_run(char *const argv[])
 {
 	pid_t	 pid;
 	int	 st;
 
-	/* rm -rf copes with whatever guest processes left behind. */
 	if ((pid = fork()) == -1)
 		return ERR_IO;
 	if (pid == 0) {
-		execlp("rm", "rm", "-rf", "--", path, (char *)NULL);
+		execvp(argv[0], argv);
 		_exit(127);
 	}
 	(void)task_wait_pid(pid, -1);
@@ -157,4 +156,13 @@ provider_rmtree(const char *path)
 	    WEXITSTATUS(st) != 0)
 		return ERR_IO;
 	return 0;
+}
+
+int
+provider_rmtree(const char *path)
+{
+	char *const	 argv[] = { "rm", "-rf", "--", (char *)path, NULL };
+
+	/* rm -rf copes with whatever guest processes left behind. */
+	return provider_run(argv);
 }

@@ -177,9 +177,11 @@ int	provider_endpoint(struct provider *p, const struct store_computer *c,
 	    struct provider_endpoint *ep, struct errmsg *err);
 void	provider_endpoint_wipe(struct provider_endpoint *ep);
 /*
- * For providers: remove the tree at path as rm -rf does, in a child the
- * calling task waits for (it may be large).  0 or ERR_IO.
+ * For providers: run argv (PATH searched) to its end in a child the
+ * calling task waits for, without blocking the loop; 0 when it exits 0,
+ * else ERR_IO.  provider_rmtree removes the tree at path as rm -rf does.
  */
+int	provider_run(char *const argv[]);
 int	provider_rmtree(const char *path);
 
 #endif
