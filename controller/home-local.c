@@ -16,12 +16,33 @@
  * it to its revision's name and fsyncs the directory, so after a crash a
  * revision file is whole or absent.  Puts of one key never overlap
  * (checkpoint.c holds the key's lock), so prune may remove every
- * temporary file it finds.  The fsyncs run off the loop (home_fsync);
- * the writes themselves go to the page cache, and every HL_FLUSH_AHEAD
- * bytes the kernel is asked to start writing them out (sync_file_range
- * without waiting), so the disk works while the archive still streams in
- * and the one fsync at commit waits for the last stretch only, not for a
- * whole archive's worth of dirty pages.
+ * temporary file it finds.  The fsyncs run off the loop (home_fsync).
+ *
+ * The writes (on the put's writer thread, home-writer.h) go to the page
+ * cache, and the archive goes to disk while it still streams in, so the
+ * fsync at commit has only the last stretch left (hl_put_flush):
+ *
+ *   0 ......... done ............ started ............ written
+ *   on disk, dropped   write-back started (waited     in the page
+ *   from the cache     for once HL_FLUSH_BEHIND old)  cache, dirty
+ *
+ * Every HL_FLUSH_AHEAD bytes the kernel is asked to start writing the new
+ * stretch out (sync_file_range, no wait).  A put written off the loop
+ * (home_put_off_loop: a checkpoint's, on its writer thread) also waits
+ * for the stretch more than HL_FLUSH_BEHIND back and then drops it from
+ * the page cache (posix_fadvise DONTNEED): an archive is read again only
+ * by a restore or a browse, and keeping its pages would evict the
+ * workspaces' own (and make every stretch of it a page the kernel has to
+ * find anew, where a dropped one is taken again for the next).  So at
+ * most HL_FLUSH_BEHIND plus a stretch of such a put is ever cached.  The
+ * loop's puts (a copy of a revision, the object store's cache, which its
+ * uploader reads back as it grows) only start the write-back: the loop
+ * never waits for the disk.  An error of the write-back (EIO, ENOSPC) is
+ * the write's, reported at once: the kernel reports it to the waiter,
+ * not again to the fsync.  The fsync still runs at commit: it also
+ * writes the file's metadata and flushes the disk's cache, which
+ * sync_file_range never does.  Where sync_file_range is missing (or the
+ * file system refuses it) the fsync does all of it, as it would anyway.
  */
 #include "autoconf.h"
 
@@ -45,7 +66,10 @@
 #include "home-local.h"
 #include "xmalloc.h"
 
-#define HL_FLUSH_AHEAD	(8 * 1024 * 1024)
+/* Write-back started every HL_FLUSH_AHEAD bytes, waited for (and the
+ * pages dropped) HL_FLUSH_BEHIND bytes later. */
+#define HL_FLUSH_AHEAD	(4 * 1024 * 1024)
+#define HL_FLUSH_BEHIND	(16 * 1024 * 1024)
 
 struct home_local {
 	char	 root[PATH_MAX];	/* DATA_DIR/homes */
@@ -53,7 +77,11 @@ struct home_local {
 
 struct home_put {
 	int	 fd;
-	off_t	 written, flushed;	/* writeback started below flushed */
+	off_t	 written;
+	off_t	 started;	/* write-back started below (hl_put_flush) */
+	off_t	 done;		/* on disk and dropped below */
+	int	 off_loop;	/* written from a thread: may wait */
+	int	 no_range;	/* the file system refused sync_file_range */
 	char	 tmp[PATH_MAX];
 	char	 final[PATH_MAX];
 	char	 dir[PATH_MAX];
@@ -175,6 +203,63 @@ fail:
 	return r;
 }
 
+#ifdef HAVE_SYNC_FILE_RANGE
+/* 1 for a sync_file_range failure that says "not here", not "failed". */
+static int
+hl_range_refused(int err)
+{
+	return err == ENOSYS || err == EINVAL || err == EOPNOTSUPP ||
+	    err == ESPIPE;
+}
+
+/*
+ * The write-back of what was written (the header says how far behind).
+ * A failure of the write-back itself is the put's: its pages are lost,
+ * and the fsync would not say so again.
+ */
+static int
+hl_put_flush(struct home_put *p, struct errmsg *e)
+{
+	unsigned int	 wait = SYNC_FILE_RANGE_WAIT_BEFORE |
+			    SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+	off_t		 end;
+
+	if (p->no_range || p->written - p->started < HL_FLUSH_AHEAD)
+		return 0;
+	if (sync_file_range(p->fd, p->started, p->written - p->started,
+	    SYNC_FILE_RANGE_WRITE) == -1)
+		goto failed;
+	p->started = p->written;
+	if (!p->off_loop || p->started - p->done <= HL_FLUSH_BEHIND)
+		return 0;
+	end = p->started - HL_FLUSH_BEHIND;
+	if (sync_file_range(p->fd, p->done, end - p->done, wait) == -1)
+		goto failed;
+#ifdef HAVE_POSIX_FADVISE
+	/* Advice: should it be ignored the pages stay, nothing else. */
+	(void)posix_fadvise(p->fd, p->done, end - p->done,
+	    POSIX_FADV_DONTNEED);
+#endif
+	p->done = end;
+	return 0;
+failed:
+	if (hl_range_refused(errno)) {
+		p->no_range = 1;	/* the fsync at commit does it all */
+		return 0;
+	}
+	return errmsg_set(e, err_from_errno(errno), "cannot write the "
+	    "revision file: %s", strerror(errno));
+}
+#else
+static int
+hl_put_flush(struct home_put *p, struct errmsg *e)
+{
+	(void)p;
+	(void)e;
+	return 0;
+}
+#endif
+
 static int
 hl_put_write(struct home_put *p, const void *buf, size_t n,
     struct errmsg *e)
@@ -193,15 +278,13 @@ hl_put_write(struct home_put *p, const void *buf, size_t n,
 		n -= (size_t)w;
 		p->written += w;
 	}
-#ifdef SYNC_FILE_RANGE_WRITE
-	/* Only a start: errors show at the fsync, which is what counts. */
-	if (p->written - p->flushed >= HL_FLUSH_AHEAD) {
-		(void)sync_file_range(p->fd, p->flushed,
-		    p->written - p->flushed, SYNC_FILE_RANGE_WRITE);
-		p->flushed = p->written;
-	}
-#endif
-	return 0;
+	return hl_put_flush(p, e);
+}
+
+static void
+hl_put_off_loop(struct home_put *p)
+{
+	p->off_loop = 1;
 }
 
 const char *
@@ -546,6 +629,7 @@ const struct home_store_ops home_local_ops = {
 	.put_begin = hl_put_begin,
 	.put_write = hl_put_write,
 	.put_write_any_thread = 1,
+	.put_off_loop = hl_put_off_loop,
 	.put_commit = hl_put_commit,
 	.put_abort = hl_put_abort,
 	.put_same = hl_put_same,

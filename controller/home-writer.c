@@ -128,6 +128,8 @@ home_writer_new(struct home_store *hs, struct home_put *p,
 	w->hs = hs;
 	w->put = p;
 	w->threaded = hs->ops->put_write_any_thread;
+	if (w->threaded)
+		home_put_off_loop(hs, p);
 	w->donefd[0] = w->donefd[1] = -1;
 	pthread_mutex_init(&w->mtx, NULL);
 	pthread_cond_init(&w->cv, NULL);

@@ -83,6 +83,13 @@ home_put_write(struct home_store *hs, struct home_put *p, const void *buf,
 	return hs->ops->put_write(p, buf, n, e);
 }
 
+void
+home_put_off_loop(struct home_store *hs, struct home_put *p)
+{
+	if (hs->ops->put_off_loop != NULL)
+		hs->ops->put_off_loop(p);
+}
+
 int
 home_put_commit(struct home_store *hs, struct home_put *p, struct errmsg *e)
 {

@@ -42,6 +42,12 @@ struct home_store_ops {
 	/* 1: put_write touches no loop state, so a put's writes may run on
 	 * a thread of its own (home-writer.h). */
 	int	  put_write_any_thread;
+	/*
+	 * Optional: from now on the put's writes come from a thread of its
+	 * own, never the loop, so put_write may wait for the disk (the local
+	 * store then keeps its dirty pages bounded, home-local.c).
+	 */
+	void	(*put_off_loop)(struct home_put *);
 	/* From a task: the durable part waits off the loop.  Frees. */
 	int	(*put_commit)(struct home_put *, struct errmsg *e);
 	void	(*put_abort)(struct home_put *);
@@ -95,6 +101,8 @@ int	home_put_begin(struct home_store *hs, const char *key, int64_t rev,
 	    struct home_put **out, struct errmsg *e);
 int	home_put_write(struct home_store *hs, struct home_put *p,
 	    const void *buf, size_t n, struct errmsg *e);
+/* Before the first write: p is written off the loop (home-writer.h). */
+void	home_put_off_loop(struct home_store *hs, struct home_put *p);
 int	home_put_commit(struct home_store *hs, struct home_put *p,
 	    struct errmsg *e);
 void	home_put_abort(struct home_store *hs, struct home_put *p);

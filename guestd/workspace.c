@@ -1955,6 +1955,8 @@ struct ws_job {
 	char			 fp[WS_FP_MAX];	/* export: the new one */
 	int			 same;		/* fponly: fp still holds */
 	char			 since[WS_FP_MAX];	/* fponly: asked */
+	int64_t			 swapped_ns;	/* import: its swap ended */
+	int64_t			 replaced_ns;	/* fponly: ws_replaced_ns */
 
 	struct workspace_limits	 lim;
 	struct control_out	*out;		/* export: the next frame */
@@ -1963,6 +1965,15 @@ struct ws_job {
 
 /* One import at a time: two would race for the swap. */
 static int	ws_import_running;
+/*
+ * When this guestd's last import swapped a tree in (or tried to), on the
+ * loop.  A fingerprint from a walk that began before it was taken of
+ * another tree, whose inodes are gone: it cannot hold, and saying so
+ * without a walk spares reading and hashing every file of a tree that
+ * was just written (all of it "racy"), which is what the first
+ * checkpoint after a restore would otherwise do before its export.
+ */
+static int64_t	ws_replaced_ns;
 
 static void
 ws_unref(struct ws_job *j)
@@ -2057,6 +2068,8 @@ ws_worker_posted(void *arg)
 	/* Only now is the staging dir gone or swapped in. */
 	if (j->import)
 		ws_import_running = 0;
+	if (j->swapped_ns > ws_replaced_ns)
+		ws_replaced_ns = j->swapped_ns;
 	ws_maybe_finish(j);
 	ws_unref(j);
 }
@@ -2285,6 +2298,8 @@ ws_import_worker(void *arg)
 	if (j->rc == 0) {
 		ws_crash_point("staged");
 		j->rc = ws_swap(&sg);
+		/* Even a failed swap may have moved part of the tree. */
+		j->swapped_ns = ws_now_ns();
 	}
 	if (j->rc != 0)
 		ws_stage_discard(&sg);
@@ -2403,6 +2418,9 @@ ws_fp_worker(void *arg)
 	if (sscanf(j->since, WS_FP_VERSION ":%lld:", &start_ns) != 1 ||
 	    start_ns <= 0 || ws_now_ns() < start_ns)
 		goto out;
+	/* Of a tree an import replaced since (ws_replaced_ns). */
+	if (start_ns < j->replaced_ns)
+		goto out;
 	rootfd = open(guestd.workspace, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC);
 	if (rootfd == -1) {
@@ -2453,6 +2471,7 @@ workspace_op_fingerprint(struct control_conn *c, uint32_t id, json_t *args,
 	j = ws_job_new(c, id, 0);
 	j->fponly = 1;
 	snprintf(j->since, sizeof j->since, "%s", since);
+	j->replaced_ns = ws_replaced_ns;
 	j->refs++;	/* the worker's, released by ws_worker_posted() */
 	if ((r = ws_thread_start(ws_fp_worker, j)) != 0) {
 		j->refs--;

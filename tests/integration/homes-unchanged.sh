@@ -100,3 +100,11 @@ wait "$MAPPER"
 t_re "$(ckpt)" "revision=11 .*unchanged=0" "the export after it ends"
 t_re "$(ckpt)" "revision=12 .*unchanged=1" "then no export again"
 t_eq "$(member 12 bots/b/a.txt)" "HeLLo" "the bytes kept"
+
+# An import replaces the tree (new inodes): the next checkpoint exports
+# (guestd knows without a walk), and the one after it is unchanged again.
+t_contains "$(ctl restore team --revision 12)" "now revision 13" \
+    "revision 12 restored"
+t_re "$(ckpt)" "revision=14 .*unchanged=0" "after an import: export"
+t_eq "$(member 14 bots/b/a.txt)" "HeLLo" "the restored bytes exported"
+t_re "$(ckpt)" "revision=15 .*unchanged=1" "then no export again"
