@@ -26,8 +26,8 @@
 # (/proc/PID/stat: guestd; x11vnc, and websockify on the ws path) and CPU
 # per delivered update, and the ratios guestd / x11vnc.
 # BENCH_OLD_GUESTD=PATH also measures another guestd build (its own
-# display, tcp path, the full and window cases) in the same run: the way
-# to see whether a change made latency worse.
+# display, tcp path, the full, full10 and window cases) in the same run:
+# the way to see whether a change made latency or CPU per update worse.
 # Anchors that are missing are skipped: without x11vnc only guestd is
 # measured, without websockify or Node 20.10+ no ws path.
 set -euo pipefail
@@ -237,10 +237,10 @@ if [ -n "${BENCH_OLD_GUESTD:-}" ]; then
 	    --debug-vnc 127.0.0.1 --debug-vnc-base "$obase"
 	o_pids() { echo "${B_PID[o]}"; }
 	open_display o
-	echo "older guestd: tcp, full and window" >&2
+	echo "older guestd: tcp, full, full10 and window" >&2
 	for c in $CASES; do
 		IFS=: read -r name fps mode <<<"$c"
-		case "$name" in full|win) ;; *) continue ;; esac
+		case "$name" in full|full10|win) ;; *) continue ;; esac
 		run "o_tcp_${name}" "$((obase + SLOT))" "$fps" "$mode" o_pids
 	done
 fi
