@@ -11,6 +11,13 @@
  *   2  scroll   text over the screen scrolled up a line (XCopyArea, as a
  *               terminal does) and a new last line written
  *   3  corners  a 48x48 square at each of two opposite corners
+ *   4  floor    no viewer: the frames of mode 0, FPS x S of them, each
+ *               compressed by TurboJPEG as libvncserver's Tight does for
+ *               this request (quality 79, 4:4:4, fast DCT), the whole
+ *               frame at once on this thread; prints
+ *               "floor frames=N jpeg_median_us=N jpeg_p95_us=N bytes=N"
+ *               (CPU time of the compression alone: what no server
+ *               sending these pictures at this quality can go below)
  *
  * and puts the frame's number (mod 32) in the red of a flat 48x48 square
  * (the centre of the picture, beside the text, or the top-left corner).
@@ -42,6 +49,7 @@
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
 #include <rfb/rfbclient.h>
+#include <turbojpeg.h>
 
 #define W	1280
 #define H	800
@@ -113,6 +121,86 @@ busy(int x, int y, int n)
 	    (unsigned)(((x + y + n * 16) / 8) % 256);
 }
 
+/* Frame n of the busy picture, marker square included, into img. */
+static void
+busy_frame(XImage *img, int ww, int wh, int n)
+{
+	unsigned	v;
+	int		x, y;
+
+	for (y = 0; y < wh; y++)
+		for (x = 0; x < ww; x++) {
+			v = busy(x, y, n);
+			if (abs(x - B.mx) < SQ && abs(y - B.my) < SQ)
+				v = (unsigned)((n % 32) * 8) << 16 | 0x8080;
+			XPutPixel(img, x, y, v);
+		}
+}
+
+static uint64_t
+cpu_us(void)
+{
+	struct timespec	t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000 + (uint64_t)t.tv_nsec / 1000;
+}
+
+/*
+ * Mode 4: the JPEG of each frame alone, as libvncserver's Tight makes it
+ * for quality level 6 (its tight2turbo tables: quality 79, 4:4:4; its
+ * TurboJPEG flags: the fast DCT), into a buffer made once.
+ */
+static int
+floor_run(int frames)
+{
+	XImage		 img;
+	tjhandle	 tj;
+	unsigned char	*out;
+	unsigned long	 len, cap = tjBufSize(W, H, TJSAMP_444), bytes = 0;
+	uint64_t	 t;
+	int		 n;
+
+	memset(&img, 0, sizeof img);
+	img.width = W;
+	img.height = H;
+	img.format = ZPixmap;
+	img.byte_order = LSBFirst;
+	img.bitmap_unit = img.bitmap_pad = 32;
+	img.depth = 24;
+	img.bits_per_pixel = 32;
+	img.bytes_per_line = W * 4;
+	img.red_mask = 0xff0000;
+	img.green_mask = 0xff00;
+	img.blue_mask = 0xff;
+	if ((img.data = malloc((size_t)W * H * 4)) == NULL ||
+	    (out = tjAlloc((int)cap)) == NULL || !XInitImage(&img) ||
+	    (tj = tjInitCompress()) == NULL)
+		return 3;
+	B.mx = W / 2;
+	B.my = H / 2;
+	for (n = 0; n < frames && n < MAXP; n++) {
+		busy_frame(&img, W, H, n);
+		len = cap;
+		t = cpu_us();
+		if (tjCompress2(tj, (unsigned char *)img.data, W, W * 4, H,
+		    TJPF_BGRX, &out, &len, TJSAMP_444, 79,
+		    TJFLAG_FASTDCT | TJFLAG_NOREALLOC) != 0)
+			return 3;
+		B.lat[B.nlat++] = (int)(cpu_us() - t);
+		bytes += len;
+	}
+	qsort(B.lat, (size_t)B.nlat, sizeof B.lat[0], cmp);
+	printf("floor frames=%d jpeg_median_us=%d jpeg_p95_us=%d bytes=%lu\n",
+	    B.nlat, B.nlat ? B.lat[B.nlat / 2] : 0,
+	    B.nlat ? B.lat[B.nlat * 95 / 100] : 0, bytes / (unsigned long)
+	    (B.nlat ? B.nlat : 1));
+	tjDestroy(tj);
+	tjFree(out);
+	free(img.data);
+	return 0;
+}
+
 static void
 marker(Display *d, Window win, GC gc, int n)
 {
@@ -147,9 +235,8 @@ main(int argc, char **argv)
 	GC			 gc;
 	char			 host[64], *c;
 	uint64_t		 t0, next, period, b0;
-	int			 fps, secs, mode, ww, wh, x, y, n = 0, r;
+	int			 fps, secs, mode, ww, wh, y, n = 0, r;
 	int			 rows = H / LINE;
-	unsigned		 v;
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: rfb-tight-latency HOST:PORT FPS S "
@@ -163,6 +250,8 @@ main(int argc, char **argv)
 	fps = atoi(argv[2]);
 	secs = atoi(argv[3]);
 	mode = argc > 4 ? atoi(argv[4]) : 0;
+	if (mode == 4)
+		return floor_run(fps * secs);
 	if ((d = XOpenDisplay(NULL)) == NULL)
 		return 2;
 	rfbClientLog = quiet;
@@ -240,16 +329,7 @@ main(int argc, char **argv)
 				marker(d, win, gc, B.cur);
 				break;
 			default:
-				for (y = 0; y < wh; y++)
-					for (x = 0; x < ww; x++) {
-						v = busy(x, y, B.cur);
-						if (abs(x - B.mx) < SQ &&
-						    abs(y - B.my) < SQ)
-							v = (unsigned)((B.cur %
-							    32) * 8) << 16 |
-							    0x8080;
-						XPutPixel(img, x, y, v);
-					}
+				busy_frame(img, ww, wh, B.cur);
 				XPutImage(d, win, gc, img, 0, 0, 0, 0,
 				    (unsigned)ww, (unsigned)wh);
 			}

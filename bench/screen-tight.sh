@@ -16,13 +16,18 @@
 #   scroll   text over the screen scrolled a line per frame (XCopyArea),
 #            30 fps
 #   corners  two 48x48 squares at opposite corners, 30 fps
+# With a full-screen case, the floor is measured first in the same run:
+# TurboJPEG alone compressing the same frames as libvncserver's Tight
+# does for this request (quality 79, 4:4:4, fast DCT), the whole frame
+# at once, CPU time on one thread (rfb-tight-latency mode 4), and is
+# printed against x11vnc's CPU per update.
 # Prints, per case, path and side: paint -> viewer latency (median, p95),
 # updates/s delivered, KiB/s to the viewer, CPU of the serving processes
 # (/proc/PID/stat: guestd; x11vnc, and websockify on the ws path) and CPU
 # per delivered update, and the ratios guestd / x11vnc.
 # BENCH_OLD_GUESTD=PATH also measures another guestd build (its own
-# display, tcp path, the full and window cases) in the same run: the way
-# to see whether a change made latency worse.
+# display, tcp path, the full, full10 and window cases) in the same run:
+# the way to see whether a change made latency or CPU per update worse.
 # Anchors that are missing are skipped: without x11vnc only guestd is
 # measured, without websockify or Node 20.10+ no ws path.
 set -euo pipefail
@@ -51,11 +56,12 @@ XWS=$ANCHOR
 HZ=$(getconf CLK_TCK)
 
 ticks() {	# PID...: utime + stime summed
-	local p t=0
+	local p s t=0
 	for p in "$@"; do
-		[ -r "/proc/$p/stat" ] || continue
-		t=$((t + $(sed 's/.*) //' "/proc/$p/stat" |
-		    awk '{ print $12 + $13 }')))
+		# A process may be gone between the test and the read.
+		s=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null |
+		    awk '{ print $12 + $13 }')
+		[ -z "$s" ] || t=$((t + s))
 	done
 	echo "$t"
 }
@@ -145,6 +151,16 @@ open_display() {
 	SLOT=$(printf '%s' "$out" | sed -n 's/.*"slot":\([0-9]*\).*/\1/p')
 }
 
+# ---- the JPEG floor ----------------------------------------------------------
+
+FLOOR=""
+case " $CASES " in
+*" full:"* | *" full10:"*)
+	echo "floor: TurboJPEG alone on the full-screen frames" >&2
+	FLOOR=$("$VIEW" 127.0.0.1:0 10 10 4) || b_die "floor: $FLOOR"
+	;;
+esac
+
 # ---- guestd ----------------------------------------------------------------
 
 WS="$B_T/ws"
@@ -221,10 +237,10 @@ if [ -n "${BENCH_OLD_GUESTD:-}" ]; then
 	    --debug-vnc 127.0.0.1 --debug-vnc-base "$obase"
 	o_pids() { echo "${B_PID[o]}"; }
 	open_display o
-	echo "older guestd: tcp, full and window" >&2
+	echo "older guestd: tcp, full, full10 and window" >&2
 	for c in $CASES; do
 		IFS=: read -r name fps mode <<<"$c"
-		case "$name" in full|win) ;; *) continue ;; esac
+		case "$name" in full|full10|win) ;; *) continue ;; esac
 		run "o_tcp_${name}" "$((obase + SLOT))" "$fps" "$mode" o_pids
 	done
 fi
@@ -283,4 +299,17 @@ for c in $CASES; do
 		printf '\n'
 	done
 done
+if [ -n "$FLOOR" ]; then
+	fm=$(awk -v v="$(kv jpeg_median_us "$FLOOR")" 'BEGIN { printf "%.2f", v / 1000 }')
+	fp=$(awk -v v="$(kv jpeg_p95_us "$FLOOR")" 'BEGIN { printf "%.2f", v / 1000 }')
+	printf '  -- floor: TurboJPEG alone, q79 4:4:4 fast DCT, the whole frame on one thread (%s frames, %s bytes each)\n' \
+	    "$(kv frames "$FLOOR")" "$(kv bytes "$FLOOR")"
+	printf '  %-22s %8s %8s %6s | %8s %8s %6s\n' "JPEG CPU ms per frame" \
+	    "$fm" "$(metric x_tcp_full10 cpu_upd)" \
+	    "$(ratio "$fm" "$(metric x_tcp_full10 cpu_upd)")" "$fm" \
+	    "$(metric x_ws_full10 cpu_upd)" \
+	    "$(ratio "$fm" "$(metric x_ws_full10 cpu_upd)")"
+	printf '  %-22s %8s\n' "JPEG p95 ms" "$fp"
+	printf '  (floor ratio = the JPEG alone / x11vnc CPU per update at 10 fps: what guestd cannot go below)\n'
+fi
 printf '  (ratio = guestd / x11vnc; ws: through the gateway / websockify; CPU from %d Hz clock ticks)\n' "$HZ"

@@ -25,6 +25,7 @@
 #include "bytes.h"
 #include "encode.h"
 #include "err.h"
+#include "loop.h"
 #include "worker-pool.h"
 #include "xmalloc.h"
 
@@ -421,16 +422,37 @@ encode_band_job(void *arg)
 	    encode_png_band(j, b);
 }
 
+/*
+ * On the loop, once every band is back: one wakeup per job, not one per
+ * band (each a loop_post and a turn of the loop).
+ */
 static void
-encode_band_done(void *arg)
+encode_job_done(void *arg)
+{
+	struct encode_job	*j = arg;
+	int			 i;
+
+	for (i = 0; i < j->nbands; i++)
+		if (j->band[i].r != 0 && j->r == 0)
+			j->r = j->band[i].r;
+	j->done(j, j->arg);
+}
+
+/* A band is encoded (on a worker or the caller): the last one posts. */
+static void
+encode_band_left(struct encode_job *j)
+{
+	if (__atomic_sub_fetch(&j->left, 1, __ATOMIC_ACQ_REL) == 0)
+		loop_post(encode_job_done, j);
+}
+
+static void
+encode_band_async(void *arg)
 {
 	struct encode_band	*b = arg;
-	struct encode_job	*j = b->job;
 
-	if (b->r != 0 && j->r == 0)
-		j->r = b->r;
-	if (--j->pending == 0)
-		j->done(j, j->arg);
+	encode_band_job(b);
+	encode_band_left(b->job);
 }
 
 int
@@ -441,21 +463,19 @@ encode_start(struct encode_job *j, encode_done_fn done, void *arg)
 	encode_split(j);
 	j->done = done;
 	j->arg = arg;
-	j->pending = 0;
-	/* The done callbacks run on the loop, after we return. */
-	for (i = 0; i < j->nbands; i++) {
-		if ((r = worker_pool_submit(encode_band_job, encode_band_done,
+	/* Counted before the first band can finish. */
+	j->left = j->nbands;
+	/* The done callback runs on the loop, after we return. */
+	for (i = 0; i < j->nbands; i++)
+		if ((r = worker_pool_submit(encode_band_async, NULL,
 		    &j->band[i])) != 0)
 			break;
-		j->pending++;
-	}
-	if (j->pending == 0)
+	if (i == 0)
 		return r != 0 ? r : ERR_INTERNAL;
 	/* The queue filled up: the bands left are encoded right here. */
 	for (; i < j->nbands; i++) {
 		encode_band_job(&j->band[i]);
-		if (j->band[i].r != 0 && j->r == 0)
-			j->r = j->band[i].r;
+		encode_band_left(j);
 	}
 	return 0;
 }

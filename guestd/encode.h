@@ -64,7 +64,7 @@ struct encode_job {
 
 	/* Filled in. */
 	struct encode_band	 band[ENCODE_BANDS_MAX];
-	int			 pending;
+	int			 left;		/* bands out (atomic) */
 	int			 r;		/* 0 or the first ERR_* */
 	encode_done_fn		 done;
 	void			*arg;

@@ -33,6 +33,9 @@
  */
 #include "autoconf.h"
 
+#include <sys/uio.h>
+
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,44 +150,72 @@ rfb_tight_compact_len(uint8_t *p, size_t *n, uint32_t len)
 	}
 }
 
-/* The whole FramebufferUpdate of t's bands, in one buffer. */
-static uint8_t *
-rfb_tight_message(struct rfb_tight *t, size_t *outlen)
+/* Iovecs of one update: its header, then a header and the bytes per band. */
+#define RFB_TIGHT_IOV	(1 + 2 * RFB_TIGHT_PIECES * ENCODE_BANDS_MAX)
+#define RFB_TIGHT_HDR	(4 + 16 * RFB_TIGHT_PIECES * ENCODE_BANDS_MAX)
+
+/*
+ * Write the whole FramebufferUpdate of t's bands with one writev, from
+ * the bands' own buffers: no message is assembled (a copy and an
+ * allocation of the whole update each time).  rfb_gate made sure it fits
+ * in the socket; should the kernel still take only part, the rest goes
+ * through libvncserver's blocking write.  0, or -1 (the viewer is to be
+ * closed).
+ */
+static int
+rfb_tight_write(struct rfb_tight *t, rfbClientPtr cl)
 {
 	const struct encode_band	*b;
-	uint8_t				*m, *p;
-	size_t				 len = 4, n;
-	int				 i, k, nrects = 0;
+	struct iovec			 iov[RFB_TIGHT_IOV];
+	uint8_t				 hdr[RFB_TIGHT_HDR], *p = hdr;
+	size_t				 n;
+	ssize_t				 w;
+	int				 i, k, niov = 1, nrects = 0;
 
-	for (i = 0; i < t->npieces; i++)
-		for (k = 0; k < t->piece[i].job.nbands; k++) {
-			if (t->piece[i].job.band[k].len > RFB_TIGHT_MAX_LEN)
-				return NULL;
-			len += 12 + 1 + 3 + t->piece[i].job.band[k].len;
-			nrects++;
-		}
-	m = p = xmalloc(len);
 	*p++ = rfbFramebufferUpdate;
 	*p++ = 0;
-	bytes_put_be16(p, (uint16_t)nrects);
-	p += 2;
+	p += 2;		/* the count, below */
+	iov[0].iov_base = hdr;
+	iov[0].iov_len = 4;
 	for (i = 0; i < t->npieces; i++)
 		for (k = 0; k < t->piece[i].job.nbands; k++) {
 			b = &t->piece[i].job.band[k];
+			if (b->len > RFB_TIGHT_MAX_LEN)
+				return -1;
+			iov[niov].iov_base = p;
 			bytes_put_be16(p, (uint16_t)t->piece[i].x);
 			bytes_put_be16(p + 2, (uint16_t)(t->piece[i].y + b->y));
 			bytes_put_be16(p + 4, (uint16_t)t->piece[i].job.w);
 			bytes_put_be16(p + 6, (uint16_t)b->h);
 			bytes_put_be32(p + 8, (uint32_t)rfbEncodingTight);
-			p += 12;
-			*p++ = rfbTightJpeg << 4;
-			rfb_tight_compact_len(p, &n, (uint32_t)b->len);
-			p += n;
-			memcpy(p, b->buf, b->len);
-			p += b->len;
+			p[12] = rfbTightJpeg << 4;
+			rfb_tight_compact_len(p + 13, &n, (uint32_t)b->len);
+			iov[niov++].iov_len = 13 + n;
+			p += 13 + n;
+			iov[niov].iov_base = b->buf;
+			iov[niov++].iov_len = b->len;
+			nrects++;
 		}
-	*outlen = (size_t)(p - m);
-	return m;
+	bytes_put_be16(hdr + 2, (uint16_t)nrects);
+	for (i = 0; i < niov; ) {
+		if ((w = writev(cl->sock, iov + i, niov - i)) < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return -1;
+			break;
+		}
+		for (; i < niov && (size_t)w >= iov[i].iov_len; i++)
+			w -= (ssize_t)iov[i].iov_len;
+		if (i < niov) {
+			iov[i].iov_base = (uint8_t *)iov[i].iov_base + w;
+			iov[i].iov_len -= (size_t)w;
+		}
+	}
+	for (; i < niov; i++)
+		if (rfbWriteExact(cl, iov[i].iov_base, (int)iov[i].iov_len) < 0)
+			return -1;
+	return 0;
 }
 
 /* Every piece back: write the update, let the viewer go on. */
@@ -192,8 +223,6 @@ static void
 rfb_tight_finish(struct rfb_tight *t)
 {
 	rfbClientPtr	 cl = t->cl;
-	uint8_t		*m = NULL;
-	size_t		 len = 0;
 	int		 i, r = 0;
 
 	if (cl == NULL) {
@@ -203,20 +232,16 @@ rfb_tight_finish(struct rfb_tight *t)
 	for (i = 0; i < t->npieces; i++)
 		if (t->piece[i].job.r != 0)
 			r = t->piece[i].job.r;
-	if (r == 0)
-		m = rfb_tight_message(t, &len);
 	/*
-	 * rfb_gate made sure a whole update fits in the socket: no wait.  A
-	 * failed encoding closes the viewer, as a failed write does: what
+	 * A failed encoding closes the viewer, as a failed write does: what
 	 * it shows would be wrong from here on.
 	 */
 	if (cl->sock == RFB_INVALID_SOCKET)
 		;	/* closed meanwhile, reaped on the next pump */
-	else if (m == NULL || rfbWriteExact(cl, (char *)m, (int)len) < 0) {
-		log_debug("rfb.tight_failed", "r=%d len=%zu", r, len);
+	else if (r != 0 || rfb_tight_write(t, cl) != 0) {
+		log_debug("rfb.tight_failed", "r=%d", r);
 		rfbCloseClient(cl);
 	}
-	free(m);
 	if (t->async)
 		t->done(t->r, cl);
 	rfb_tight_free(t);

@@ -44,7 +44,8 @@ worker_pool_main(void *unused)
 		worker_pool_running++;
 		pthread_mutex_unlock(&worker_pool_lock);
 		it.fn(it.arg);
-		loop_post(it.done, it.arg);
+		if (it.done != NULL)
+			loop_post(it.done, it.arg);
 		pthread_mutex_lock(&worker_pool_lock);
 		worker_pool_running--;
 	}

@@ -14,7 +14,8 @@ typedef void	(*worker_pool_fn)(void *arg);
 
 /* Start the threads (once; later calls do nothing).  0 or ERR_*. */
 int	worker_pool_init(void);
-/* Queue fn(arg) on a worker, then done(arg) on the loop.  0 or ERR_BUSY. */
+/* Queue fn(arg) on a worker, then done(arg) on the loop (none when NULL:
+ * fn posts its own result).  0 or ERR_BUSY. */
 int	worker_pool_submit(worker_pool_fn fn, worker_pool_fn done, void *arg);
 /*
  * Workers that would start a job submitted now at once (none queued or
