@@ -134,6 +134,9 @@ printf '  import JPEG      / guestd JPEG      %8.1f\n' \
     "$(b_ratio "$a_imp_jpg" "$g_jpg")"
 printf '  xwd|convert PNG  / guestd unchanged %8.1f\n' \
     "$(b_ratio "$a_xwd_png" "$g_un")"
-printf 'targets: JPEG observe <= 8 ms: %s; unchanged <= 0.5 ms: %s\n' \
-    "$([ "$g_jpg" -le 8000 ] && echo met || echo MISSED)" \
-    "$([ "$g_un" -le 500 ] && echo met || echo MISSED)"
+# The screens issue's figures: a changed frame's JPEG q80 <= 4 ms, PNG <=
+# 10 ms, the unchanged answer <= 0.2 ms.
+printf 'targets: JPEG observe <= 4 ms: %s; PNG <= 10 ms: %s; unchanged <= 0.2 ms: %s\n' \
+    "$([ "$g_jpg" -le 4000 ] && echo met || echo MISSED)" \
+    "$([ "$g_png" -le 10000 ] && echo met || echo MISSED)" \
+    "$([ "$g_un" -le 200 ] && echo met || echo MISSED)"
