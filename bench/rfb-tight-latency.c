@@ -65,13 +65,20 @@ static struct {
 	int		 mx, my;
 } B = { .seen = -1, .cur = -1 };
 
+/* Microseconds on clock c: CLOCK_MONOTONIC, or a thread's CPU time. */
 static uint64_t
-us(void)
+clock_us(clockid_t c)
 {
 	struct timespec	t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(c, &t);
 	return (uint64_t)t.tv_sec * 1000000 + (uint64_t)t.tv_nsec / 1000;
+}
+
+static uint64_t
+us(void)
+{
+	return clock_us(CLOCK_MONOTONIC);
 }
 
 static uint64_t
@@ -140,10 +147,7 @@ busy_frame(XImage *img, int ww, int wh, int n)
 static uint64_t
 cpu_us(void)
 {
-	struct timespec	t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (uint64_t)t.tv_sec * 1000000 + (uint64_t)t.tv_nsec / 1000;
+	return clock_us(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /*
