@@ -3,19 +3,20 @@
  * leaves and enters a computer as one tar stream.
  *
  * The archive work blocks (directory walks, libarchive, disk writes), so
- * each op runs it on one detached worker thread joined to the loop by a
- * pipe.  Export: the worker writes the tar into the pipe and the loop
- * forwards what it reads as binary frames, pausing the pipe while the
- * controller is slow.  Import: the loop writes received frames into the
- * pipe and stops reading the socket while the pipe is full; the worker
- * validates and extracts every entry into a staging directory and swaps it
- * in only once the whole archive was good.  Workers never touch loop state:
- * they hand one result back with loop_post().
+ * each op runs it on one detached worker thread.  Export: the worker
+ * writes the tar into a pipe and the loop forwards what it reads as binary
+ * frames, pausing the pipe while the controller is slow.  Import: the loop
+ * queues received frames' bytes for the worker (a bounded queue of chunks,
+ * WS_QUEUE_BYTES) and stops reading the socket while it is full; the
+ * worker validates and extracts every entry into a staging directory (its
+ * small files finished on a second thread: ws_finisher) and swaps it in
+ * only once the whole archive was good.  Workers never touch loop state:
+ * they hand results back with loop_post().
  *
  * A job is shared by the loop side and its worker.  Both references are
- * dropped on the loop thread (the worker's travels with its loop_post), so
- * the count needs no lock; only the "cancelled" flag, which the worker
- * reads, is under a mutex.
+ * dropped on the loop thread (the worker's travels with its last
+ * loop_post), so the count needs no lock; the "cancelled" flag and the
+ * import's queue, which both threads use, are under a mutex.
  */
 #include "autoconf.h"
 
@@ -47,6 +48,7 @@
 #include "browser.h"
 #include "loop.h"
 #include "proto.h"
+#include "queue-compat.h"
 #include "workspace.h"
 #include "xmalloc.h"
 
@@ -70,6 +72,20 @@
 #define WS_EXPORT_BLOCK	(256 * 1024)
 #define WS_EXPORT_FRAME	(224 * 1024)
 #define WS_PIPE_SIZE	(1024 * 1024)
+/*
+ * An import's tar bytes go from the loop to the worker through a queue of
+ * chunks, not a pipe: one copy out of the channel's message instead of a
+ * write and a read of a pipe (two copies, a syscall each and the pipe's
+ * lock, contended between the two threads), and libarchive reads the
+ * chunks in place.  The queue holds at most WS_QUEUE_BYTES of chunk
+ * memory (counted by capacity, so tiny frames cannot pile up chunks);
+ * past it the loop holds the frame and stops reading the socket until
+ * the worker has drained to half.  Spare chunks are kept for reuse, a
+ * few, so a chunk is not an mmap and its page faults per frame.
+ */
+#define WS_QCHUNK	(256 * 1024)
+#define WS_QUEUE_BYTES	(8 * 1024 * 1024)
+#define WS_QSPARE	4
 
 /*
  * guestd's own transient names at the top of the workspace: an import's
@@ -975,6 +991,12 @@ struct ws_extract {
 	size_t				 ndirs, dirscap;
 	char				*why;
 	size_t				 whylen;
+	/* The last entry's parent, open: entries come grouped by
+	 * directory, so most need no walk from the staging root. */
+	int				 pfd;
+	size_t				 plen;
+	char				 ppath[PATH_MAX];
+	struct ws_finisher		*fin;	/* NULL: files finish inline */
 };
 
 static void
@@ -1073,23 +1095,49 @@ ws_open_parent(int stagefd, char *path, int create, const char **last)
 	return fd;
 }
 
+/*
+ * ws_open_parent() for an entry of the archive, through the cache of the
+ * last parent.  The fd is borrowed: it stays x's.  Reusing it is safe
+ * because an import only ever adds directories and files to the staging
+ * tree, so the directory a path named stays the one it names.
+ */
+static int
+ws_extract_parent(struct ws_extract *x, char *path, const char **last)
+{
+	const char	*slash = strrchr(path, '/');
+	size_t		 plen = slash != NULL ? (size_t)(slash - path) : 0;
+	int		 fd;
+
+	if (x->pfd != -1 && plen == x->plen &&
+	    memcmp(path, x->ppath, plen) == 0) {
+		*last = slash != NULL ? slash + 1 : path;
+		return x->pfd;
+	}
+	if ((fd = ws_open_parent(x->stagefd, path, 1, last)) < 0)
+		return fd;
+	if (x->pfd != -1)
+		close(x->pfd);
+	x->pfd = fd;
+	x->plen = plen;
+	memcpy(x->ppath, path, plen);
+	return fd;
+}
+
 static int
 ws_extract_dir(struct ws_extract *x, struct archive_entry *e, char *path)
 {
 	struct ws_dirmeta	*d;
 	struct stat		 st;
 	const char		*last;
-	int			 pfd, r = ERR_INTERNAL;
+	int			 pfd;
 
-	if ((pfd = ws_open_parent(x->stagefd, path, 1, &last)) < 0)
+	if ((pfd = ws_extract_parent(x, path, &last)) < 0)
 		return ws_entry_fs_error(x, path, -pfd);
 	if (mkdirat(pfd, last, 0700) == -1) {
 		if (errno != EEXIST ||
 		    fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
-		    !S_ISDIR(st.st_mode)) {
-			r = ws_entry_fs_error(x, path, errno);
-			goto out;
-		}
+		    !S_ISDIR(st.st_mode))
+			return ws_entry_fs_error(x, path, errno);
 	}
 	/* Modes and times go on at the end: a 0555 directory would refuse
 	 * its own contents, and each new child would touch its mtime. */
@@ -1102,10 +1150,7 @@ ws_extract_dir(struct ws_extract *x, struct archive_entry *e, char *path)
 	d->mode = archive_entry_perm(e) & 0777;
 	d->mtime.tv_sec = archive_entry_mtime(e);
 	d->mtime.tv_nsec = archive_entry_mtime_nsec(e);
-	r = 0;
-out:
-	close(pfd);
-	return r;
+	return 0;
 }
 
 static int
@@ -1126,6 +1171,232 @@ ws_pwrite_all(int fd, const uint8_t *p, size_t n, off_t off)
 	return 0;
 }
 
+/*
+ * Small files are finished on a second thread.  Creating a file (the
+ * openat that adds its name) stays on the extracting thread, in archive
+ * order, so which entry conflicts with which is as it was; what follows
+ * the name (the data's write, mode, times and close: over half of a
+ * small file's cost, all of it on the file's own inode) runs beside the
+ * next creations, on another core.  The queue is bounded in files and
+ * bytes; the first failure is kept and fails the import at the next
+ * entry or at the end, which waits for the queue to empty.
+ */
+#define WS_FIN_SMALL	(64 * 1024)	/* larger files finish inline */
+#define WS_FIN_FILES	256
+#define WS_FIN_BYTES	(4 * 1024 * 1024)
+
+struct ws_fjob {
+	TAILQ_ENTRY(ws_fjob)	 entry;
+	int			 fd;
+	mode_t			 mode;
+	struct timespec		 mtime;
+	size_t			 len;		/* the file's size */
+	char			*path;		/* for an error: after data */
+	uint8_t			 data[];
+};
+
+struct ws_finisher {
+	pthread_t		 thread;
+	pthread_mutex_t		 mtx;
+	pthread_cond_t		 more;		/* for the finisher */
+	pthread_cond_t		 room;		/* for the extractor */
+	TAILQ_HEAD(, ws_fjob)	 q;
+	size_t			 nfiles, nbytes;	/* queued or being finished */
+	int			 stop;
+	int			 err;		/* the first failure's errno */
+	char			 errpath[PATH_MAX];
+};
+
+static int
+ws_finish_one(struct ws_fjob *fj)
+{
+	struct timespec	ts[2];
+	int		e = 0;
+
+	if (fj->len > 0)
+		e = ws_pwrite_all(fj->fd, fj->data, fj->len, 0);
+	if (e == 0 && fchmod(fj->fd, fj->mode) == -1)
+		e = errno;
+	ts[0] = ts[1] = fj->mtime;
+	(void)futimens(fj->fd, ts);
+	if (close(fj->fd) == -1 && e == 0)
+		e = errno;
+	return e;
+}
+
+static void *
+ws_finisher_main(void *arg)
+{
+	struct ws_finisher	*f = arg;
+	struct ws_fjob		*fj;
+	int			 e, failed;
+
+	pthread_mutex_lock(&f->mtx);
+	for (;;) {
+		while ((fj = TAILQ_FIRST(&f->q)) == NULL && !f->stop)
+			pthread_cond_wait(&f->more, &f->mtx);
+		if (fj == NULL)
+			break;
+		TAILQ_REMOVE(&f->q, fj, entry);
+		failed = f->err != 0;
+		pthread_mutex_unlock(&f->mtx);
+		/* After a failure the rest is only closed: it is discarded. */
+		e = 0;
+		if (!failed)
+			e = ws_finish_one(fj);
+		else
+			close(fj->fd);
+		pthread_mutex_lock(&f->mtx);
+		if (e != 0 && f->err == 0) {
+			f->err = e;
+			snprintf(f->errpath, sizeof f->errpath, "%s", fj->path);
+		}
+		f->nfiles--;
+		f->nbytes -= fj->len;
+		free(fj);
+		pthread_cond_broadcast(&f->room);
+	}
+	pthread_mutex_unlock(&f->mtx);
+	return NULL;
+}
+
+/* NULL when no thread can be had: files then finish inline. */
+static struct ws_finisher *
+ws_finisher_start(void)
+{
+	struct ws_finisher	*f = xcalloc(1, sizeof *f);
+
+	pthread_mutex_init(&f->mtx, NULL);
+	pthread_cond_init(&f->more, NULL);
+	pthread_cond_init(&f->room, NULL);
+	TAILQ_INIT(&f->q);
+	if (pthread_create(&f->thread, NULL, ws_finisher_main, f) != 0) {
+		pthread_cond_destroy(&f->room);
+		pthread_cond_destroy(&f->more);
+		pthread_mutex_destroy(&f->mtx);
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+/* The first failure so far, as the import's error; 0 if none. */
+static int
+ws_finisher_error(struct ws_extract *x)
+{
+	struct ws_finisher	*f = x->fin;
+	char			 path[PATH_MAX];
+	int			 e;
+
+	if (f == NULL)
+		return 0;
+	pthread_mutex_lock(&f->mtx);
+	e = f->err;
+	if (e != 0)
+		memcpy(path, f->errpath, sizeof path);
+	pthread_mutex_unlock(&f->mtx);
+	return e == 0 ? 0 : ws_entry_fs_error(x, path, e);
+}
+
+/* Wait until every queued file is finished; the first failure or 0. */
+static int
+ws_finisher_wait(struct ws_extract *x)
+{
+	struct ws_finisher	*f = x->fin;
+
+	if (f == NULL)
+		return 0;
+	pthread_mutex_lock(&f->mtx);
+	while (f->nfiles > 0)
+		pthread_cond_wait(&f->room, &f->mtx);
+	pthread_mutex_unlock(&f->mtx);
+	return ws_finisher_error(x);
+}
+
+/* Stop and free: queued files are finished (or, after a failure,
+ * closed) first, so no descriptor is left open. */
+static void
+ws_finisher_end(struct ws_finisher *f)
+{
+	if (f == NULL)
+		return;
+	pthread_mutex_lock(&f->mtx);
+	f->stop = 1;
+	pthread_cond_signal(&f->more);
+	pthread_mutex_unlock(&f->mtx);
+	pthread_join(f->thread, NULL);
+	pthread_cond_destroy(&f->room);
+	pthread_cond_destroy(&f->more);
+	pthread_mutex_destroy(&f->mtx);
+	free(f);
+}
+
+static void
+ws_finisher_put(struct ws_finisher *f, struct ws_fjob *fj)
+{
+	pthread_mutex_lock(&f->mtx);
+	while (f->nfiles >= WS_FIN_FILES ||
+	    (f->nfiles > 0 && f->nbytes + fj->len > WS_FIN_BYTES))
+		pthread_cond_wait(&f->room, &f->mtx);
+	TAILQ_INSERT_TAIL(&f->q, fj, entry);
+	f->nfiles++;
+	f->nbytes += fj->len;
+	pthread_cond_signal(&f->more);
+	pthread_mutex_unlock(&f->mtx);
+}
+
+/*
+ * A small file's data, gathered from the archive into a job for the
+ * finisher.  0, with the job queued and fd its; or an error, fd still
+ * the caller's.
+ */
+static int
+ws_extract_small(struct ws_extract *x, struct archive_entry *e,
+    const char *path, int64_t size, int fd)
+{
+	struct ws_fjob	*fj;
+	const void	*buf;
+	size_t		 n, plen = strlen(path);
+	la_int64_t	 off;
+	int		 ar;
+
+	fj = xmalloc(sizeof *fj + (size_t)size + plen + 1);
+	/* Holes (a sparse entry) read as zeros, as a hole would. */
+	memset(fj->data, 0, (size_t)size);
+	fj->path = (char *)fj->data + size;
+	memcpy(fj->path, path, plen + 1);
+	for (;;) {
+		ar = archive_read_data_block(x->a, &buf, &n, &off);
+		if (ar == ARCHIVE_EOF)
+			break;
+		if (ar < ARCHIVE_WARN) {
+			free(fj);
+			return ws_extract_archive_error(x);
+		}
+		if (off < 0 || (uint64_t)n > (uint64_t)size ||
+		    off > size - (int64_t)n) {
+			free(fj);
+			ws_why(x, path, "has data beyond its size");
+			return ERR_TAR_INVALID;
+		}
+		x->cnt->bytes += n;
+		if (x->lim->max_bytes != 0 &&
+		    x->cnt->bytes > x->lim->max_bytes) {
+			free(fj);
+			ws_why(x, path, "exceeds the import size limit");
+			return ERR_TAR_TOO_LARGE;
+		}
+		memcpy(fj->data + off, buf, n);
+	}
+	fj->fd = fd;
+	fj->len = (size_t)size;
+	fj->mode = archive_entry_perm(e) & 0777;
+	fj->mtime.tv_sec = archive_entry_mtime(e);
+	fj->mtime.tv_nsec = archive_entry_mtime_nsec(e);
+	ws_finisher_put(x->fin, fj);
+	return 0;
+}
+
 static int
 ws_extract_file(struct ws_extract *x, struct archive_entry *e,
     char *path, int64_t size)
@@ -1135,14 +1406,22 @@ ws_extract_file(struct ws_extract *x, struct archive_entry *e,
 	const char	*last;
 	size_t		 n;
 	la_int64_t	 off;
+	int64_t		 end = 0;
 	int		 pfd, fd = -1, e2, ar, r = ERR_INTERNAL;
 
-	if ((pfd = ws_open_parent(x->stagefd, path, 1, &last)) < 0)
+	if ((pfd = ws_extract_parent(x, path, &last)) < 0)
 		return ws_entry_fs_error(x, path, -pfd);
 	fd = openat(pfd, last, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 	    O_CLOEXEC, 0600);
 	if (fd == -1) {
 		r = ws_entry_fs_error(x, path, errno);
+		goto out;
+	}
+	/* The import's byte limit was checked against the declared size,
+	 * which bounds the data: see ws_extract_entry. */
+	if (x->fin != NULL && size <= WS_FIN_SMALL) {
+		if ((r = ws_extract_small(x, e, path, size, fd)) == 0)
+			fd = -1;
 		goto out;
 	}
 	for (;;) {
@@ -1171,9 +1450,11 @@ ws_extract_file(struct ws_extract *x, struct archive_entry *e,
 			r = ws_entry_fs_error(x, path, e2);
 			goto out;
 		}
+		if (off + (int64_t)n > end)
+			end = off + (int64_t)n;
 	}
 	/* A sparse file may end in a hole. */
-	if (ftruncate(fd, size) == -1 ||
+	if ((end != size && ftruncate(fd, size) == -1) ||
 	    fchmod(fd, archive_entry_perm(e) & 0777) == -1) {
 		r = ws_entry_fs_error(x, path, errno);
 		goto out;
@@ -1185,7 +1466,6 @@ ws_extract_file(struct ws_extract *x, struct archive_entry *e,
 out:
 	if (fd != -1 && close(fd) == -1 && r == 0)
 		r = ws_entry_fs_error(x, path, errno);
-	close(pfd);
 	return r;
 }
 
@@ -1310,8 +1590,11 @@ ws_extract_entry(struct ws_extract *x, struct archive_entry *e)
 	return ws_extract_file(x, e, path, size);
 }
 
-int
-workspace_extract_fd(int tarfd, int stagefd,
+/* Opens a new archive_read on the caller's source; ARCHIVE_OK or not. */
+typedef int (*ws_open_fn)(struct archive *, void *);
+
+static int
+ws_extract(ws_open_fn open_fn, void *open_arg, int stagefd,
     const struct workspace_limits *lim, struct workspace_counts *cnt,
     char *why, size_t whylen)
 {
@@ -1324,6 +1607,7 @@ workspace_extract_fd(int tarfd, int stagefd,
 	memset(cnt, 0, sizeof *cnt);
 	memset(&x, 0, sizeof x);
 	x.stagefd = stagefd;
+	x.pfd = -1;
 	x.lim = lim;
 	x.cnt = cnt;
 	x.why = why;
@@ -1334,8 +1618,8 @@ workspace_extract_fd(int tarfd, int stagefd,
 		return ERR_NOMEM;
 	/* Tar only (ustar, pax, GNU); no compression filters. */
 	archive_read_support_format_tar(x.a);
-	/* Large reads: few pipe reads and file writes per large file. */
-	if (archive_read_open_fd(x.a, tarfd, WS_IO_CHUNK) != ARCHIVE_OK) {
+	x.fin = ws_finisher_start();
+	if (open_fn(x.a, open_arg) != ARCHIVE_OK) {
 		r = ws_extract_archive_error(&x);
 		goto out;
 	}
@@ -1366,22 +1650,42 @@ workspace_extract_fd(int tarfd, int stagefd,
 			r = ws_extract_archive_error(&x);
 			goto out;
 		}
-		if ((r = ws_extract_entry(&x, e)) != 0)
+		if ((r = ws_finisher_error(&x)) != 0 ||
+		    (r = ws_extract_entry(&x, e)) != 0)
 			goto out;
 		if (archive_read_data_skip(x.a) < ARCHIVE_WARN) {
 			r = ws_extract_archive_error(&x);
 			goto out;
 		}
 	}
-	if ((r = ws_apply_dirmeta(&x)) != 0)
+	if ((r = ws_finisher_wait(&x)) != 0 ||
+	    (r = ws_apply_dirmeta(&x)) != 0)
 		goto out;
 	r = 0;
 out:
+	ws_finisher_end(x.fin);
+	if (x.pfd != -1)
+		close(x.pfd);
 	for (i = 0; i < x.ndirs; i++)
 		free(x.dirs[i].path);
 	free(x.dirs);
 	archive_read_free(x.a);
 	return r;
+}
+
+static int
+ws_open_fd(struct archive *a, void *arg)
+{
+	/* Large reads: few reads and file writes per large file. */
+	return archive_read_open_fd(a, *(int *)arg, WS_IO_CHUNK);
+}
+
+int
+workspace_extract_fd(int tarfd, int stagefd,
+    const struct workspace_limits *lim, struct workspace_counts *cnt,
+    char *why, size_t whylen)
+{
+	return ws_extract(ws_open_fd, &tarfd, stagefd, lim, cnt, why, whylen);
 }
 
 /* ---- staging and swap (worker side) -------------------------------------- */
@@ -1926,6 +2230,12 @@ out:
 
 /* ---- jobs shared by the loop and a worker -------------------------------- */
 
+struct ws_chunk {
+	TAILQ_ENTRY(ws_chunk)	 entry;
+	size_t			 len, cap;
+	uint8_t			 data[];
+};
+
 struct ws_job {
 	struct control_stream	 st;		/* first: the stream is the job */
 	struct control_conn	*conn;
@@ -1938,14 +2248,13 @@ struct ws_job {
 	pthread_mutex_t		 mtx;
 	int			 cancelled;	/* under mtx */
 
-	struct loop_fd		*lf;		/* the loop's pipe end */
-	int			 workerfd;	/* the worker's pipe end */
+	struct loop_fd		*lf;		/* export: the loop's pipe end */
+	int			 workerfd;	/* export: the worker's end */
 	int			 worker_done;
 	int			 eof;		/* export: pipe at EOF */
 	int			 got_end;	/* import: END frame seen */
 	int			 discard;	/* import: worker stopped reading */
 	int			 busy;		/* import: a frame is held */
-	size_t			 consumed;	/* import: bytes of it written */
 	uint64_t		 sent;		/* export: tar bytes forwarded */
 
 	/* Written by the worker before its loop_post. */
@@ -1961,6 +2270,17 @@ struct ws_job {
 	struct workspace_limits	 lim;
 	struct control_out	*out;		/* export: the next frame */
 	uint8_t			*buf;		/* its payload */
+
+	/* import: the tar bytes' queue, all under mtx but qcur */
+	pthread_cond_t		 qcond;		/* for the worker */
+	TAILQ_HEAD(ws_chunks, ws_chunk)	 q;		/* filled, in order */
+	struct ws_chunks	 qspare;
+	size_t			 nspare;
+	size_t			 qbytes;	/* capacity of q and qcur */
+	int			 qeof;		/* the END frame arrived */
+	int			 qclosed;	/* the worker reads no more */
+	int			 qwaiting;	/* the loop holds a frame */
+	struct ws_chunk		*qcur;		/* worker: libarchive's */
 };
 
 /* One import at a time: two would race for the swap. */
@@ -1976,6 +2296,25 @@ static int	ws_import_running;
 static int64_t	ws_replaced_ns;
 
 static void
+ws_q_free_all(struct ws_job *j)
+{
+	struct ws_chunk	*ch;
+
+	free(j->qcur);
+	j->qcur = NULL;
+	while ((ch = TAILQ_FIRST(&j->q)) != NULL) {
+		TAILQ_REMOVE(&j->q, ch, entry);
+		free(ch);
+	}
+	while ((ch = TAILQ_FIRST(&j->qspare)) != NULL) {
+		TAILQ_REMOVE(&j->qspare, ch, entry);
+		free(ch);
+	}
+	j->nspare = 0;
+	j->qbytes = 0;
+}
+
+static void
 ws_unref(struct ws_job *j)
 {
 	if (--j->refs > 0)
@@ -1983,6 +2322,8 @@ ws_unref(struct ws_job *j)
 	loop_fd_close(j->lf);
 	if (j->workerfd != -1)
 		close(j->workerfd);
+	ws_q_free_all(j);
+	pthread_cond_destroy(&j->qcond);
 	pthread_mutex_destroy(&j->mtx);
 	control_data_free(j->out);
 	free(j);
@@ -2079,10 +2420,12 @@ ws_job_abort(struct control_stream *s)
 {
 	struct ws_job	*j = (struct ws_job *)s;
 
-	/* Closing our pipe end makes the worker fail (EPIPE or EOF); the
-	 * flag keeps an import that saw a clean EOF from swapping. */
+	/* Closing our pipe end makes an export's worker fail (EPIPE); an
+	 * import's queue ends at once.  The flag keeps an import that saw a
+	 * clean end from swapping. */
 	pthread_mutex_lock(&j->mtx);
 	j->cancelled = 1;
+	pthread_cond_broadcast(&j->qcond);
 	pthread_mutex_unlock(&j->mtx);
 	ws_job_end(j);
 }
@@ -2118,6 +2461,9 @@ ws_job_new(struct control_conn *c, uint32_t id, int import)
 	j->workerfd = -1;
 	j->refs = 1;
 	pthread_mutex_init(&j->mtx, NULL);
+	pthread_cond_init(&j->qcond, NULL);
+	TAILQ_INIT(&j->q);
+	TAILQ_INIT(&j->qspare);
 	return j;
 }
 
@@ -2261,15 +2607,152 @@ workspace_op_export(struct control_conn *c, uint32_t id, json_t *args,
 
 /* ---- workspace.import ---------------------------------------------------- */
 
-/* Read and drop what the client sends after the end-of-archive marker. */
+/* On the loop: the worker made room, or stopped reading. */
 static void
-ws_drain(int fd, uint8_t *buf, size_t len)
+ws_import_space(void *arg)
 {
-	ssize_t	n;
+	struct ws_job	*j = arg;
 
-	do {
-		n = read(fd, buf, len);
-	} while (n > 0 || (n == -1 && errno == EINTR));
+	/* data() is offered the held frame again. */
+	if (j->live && j->busy)
+		control_stream_rx_resume(&j->st);
+}
+
+/* Under mtx: chunk ch is done with. */
+static void
+ws_q_release(struct ws_job *j, struct ws_chunk *ch)
+{
+	j->qbytes -= ch->cap;
+	if (ch->cap == WS_QCHUNK && j->nspare < WS_QSPARE && !j->qclosed) {
+		TAILQ_INSERT_HEAD(&j->qspare, ch, entry);
+		j->nspare++;
+	} else
+		free(ch);
+	/* The worker's ref outlives the post: its own post comes last. */
+	if (j->qwaiting && (j->qclosed || j->qbytes <= WS_QUEUE_BYTES / 2)) {
+		j->qwaiting = 0;
+		loop_post(ws_import_space, j);
+	}
+}
+
+/*
+ * libarchive's read callback, on the worker: the next chunk, in place
+ * (valid until the next call), or 0 at the end of the stream.  A
+ * cancelled import ends at once.
+ */
+static la_ssize_t
+ws_q_read(struct archive *a, void *arg, const void **buf)
+{
+	struct ws_job	*j = arg;
+	struct ws_chunk	*ch;
+
+	(void)a;
+	pthread_mutex_lock(&j->mtx);
+	if (j->qcur != NULL) {
+		ws_q_release(j, j->qcur);
+		j->qcur = NULL;
+	}
+	while ((ch = TAILQ_FIRST(&j->q)) == NULL && !j->qeof &&
+	    !j->cancelled)
+		pthread_cond_wait(&j->qcond, &j->mtx);
+	if (j->cancelled)
+		ch = NULL;
+	if (ch != NULL) {
+		TAILQ_REMOVE(&j->q, ch, entry);
+		j->qcur = ch;
+	}
+	pthread_mutex_unlock(&j->mtx);
+	if (ch == NULL)
+		return 0;
+	*buf = ch->data;
+	return (la_ssize_t)ch->len;
+}
+
+static int
+ws_open_queue(struct archive *a, void *arg)
+{
+	return archive_read_open(a, arg, NULL, ws_q_read, NULL);
+}
+
+/* On the worker: it reads no more; what is queued goes. */
+static void
+ws_q_close(struct ws_job *j)
+{
+	struct ws_chunk	*ch;
+
+	pthread_mutex_lock(&j->mtx);
+	j->qclosed = 1;
+	if (j->qcur != NULL) {
+		ws_q_release(j, j->qcur);
+		j->qcur = NULL;
+	}
+	while ((ch = TAILQ_FIRST(&j->q)) != NULL) {
+		TAILQ_REMOVE(&j->q, ch, entry);
+		ws_q_release(j, ch);
+	}
+	pthread_mutex_unlock(&j->mtx);
+}
+
+/*
+ * On the loop: queue one frame's bytes.  0; ERR_BUSY when the queue is
+ * full (the loop is resumed when it has drained); ERR_CANCELLED when the
+ * worker reads no more.
+ */
+static int
+ws_q_put(struct ws_job *j, const uint8_t *p, size_t n)
+{
+	struct ws_chunk	*ch, *tail;
+	size_t		 cap = n > WS_QCHUNK ? n : WS_QCHUNK;
+
+	pthread_mutex_lock(&j->mtx);
+	if (j->qclosed) {
+		pthread_mutex_unlock(&j->mtx);
+		return ERR_CANCELLED;
+	}
+	/* Small frames fill the newest chunk the worker has not taken. */
+	tail = TAILQ_LAST(&j->q, ws_chunks);
+	if (tail != NULL && tail->cap - tail->len >= n) {
+		memcpy(tail->data + tail->len, p, n);
+		tail->len += n;
+		pthread_mutex_unlock(&j->mtx);
+		return 0;
+	}
+	if (j->qbytes > 0 && j->qbytes + cap > WS_QUEUE_BYTES) {
+		j->qwaiting = 1;
+		pthread_mutex_unlock(&j->mtx);
+		return ERR_BUSY;
+	}
+	if (cap == WS_QCHUNK && (ch = TAILQ_FIRST(&j->qspare)) != NULL) {
+		TAILQ_REMOVE(&j->qspare, ch, entry);
+		j->nspare--;
+	} else
+		ch = NULL;
+	j->qbytes += cap;
+	pthread_mutex_unlock(&j->mtx);
+
+	/* The copy runs unlocked: the chunk is in no list yet. */
+	if (ch == NULL) {
+		ch = xmalloc(sizeof *ch + cap);
+		ch->cap = cap;
+	}
+	memcpy(ch->data, p, n);
+	ch->len = n;
+
+	pthread_mutex_lock(&j->mtx);
+	TAILQ_INSERT_TAIL(&j->q, ch, entry);
+	pthread_cond_signal(&j->qcond);
+	pthread_mutex_unlock(&j->mtx);
+	return 0;
+}
+
+/* On the worker: skip to the END frame (or a cancel). */
+static void
+ws_q_drain(struct ws_job *j)
+{
+	const void	*buf;
+
+	while (ws_q_read(NULL, j, &buf) > 0)
+		;
 }
 
 static void *
@@ -2277,22 +2760,17 @@ ws_import_worker(void *arg)
 {
 	struct ws_job	*j = arg;
 	struct ws_stage	 sg;
-	uint8_t		*buf;
 
 	ws_stage_init(&sg);
 	j->rc = ws_stage_make(&sg, guestd.workspace);
 	if (j->rc == 0)
-		j->rc = workspace_extract_fd(j->workerfd, sg.stagefd, &j->lim,
+		j->rc = ws_extract(ws_open_queue, j, sg.stagefd, &j->lim,
 		    &j->cnt, j->why, sizeof j->why);
-	if (j->rc == 0) {
-		/* Swap only after the whole stream, END included, arrived. */
-		buf = xmalloc(WS_IO_CHUNK);
-		ws_drain(j->workerfd, buf, WS_IO_CHUNK);
-		free(buf);
-	}
-	/* On error this makes the loop's writes fail: it drops the rest. */
-	close(j->workerfd);
-	j->workerfd = -1;
+	/* Swap only after the whole stream, END included, arrived. */
+	if (j->rc == 0)
+		ws_q_drain(j);
+	/* On error this makes the loop drop the rest. */
+	ws_q_close(j);
 	if (j->rc == 0 && ws_job_cancelled(j))
 		j->rc = ERR_CANCELLED;
 	if (j->rc == 0) {
@@ -2308,29 +2786,12 @@ ws_import_worker(void *arg)
 	return NULL;
 }
 
-static void
-ws_import_writable(struct loop_fd *lf, int events, void *arg)
-{
-	struct ws_job	*j = arg;
-
-	if (events & LOOP_HUP) {
-		/* The worker closed its end: it failed or finished. */
-		j->lf = NULL;
-		j->discard = 1;
-	}
-	/* data() is offered the held frame again and continues at
-	 * j->consumed (or drops it when discarding). */
-	if (j->busy)
-		control_stream_rx_resume(&j->st);
-}
-
 /*
- * Inbound tar bytes.  Contract with control.c: when the pipe is full we
- * return ERR_BUSY and remember in j->consumed how much of this frame is
- * already in the pipe; control.c offers the very same frame again after
- * control_stream_rx_resume(), and we continue from j->consumed.  Once the
- * worker has stopped reading (EPIPE) everything is dropped until END, and
- * the reply comes after END so the client's upload ends cleanly.
+ * Inbound tar bytes.  Contract with control.c: when the queue is full we
+ * return ERR_BUSY; control.c stops reading the socket and offers the very
+ * same frame again after control_stream_rx_resume().  Once the worker has
+ * stopped reading everything is dropped until END, and the reply comes
+ * after END so the client's upload ends cleanly.
  */
 static int
 ws_import_data(struct control_stream *s, const uint8_t *p, size_t n, int end)
@@ -2339,24 +2800,23 @@ ws_import_data(struct control_stream *s, const uint8_t *p, size_t n, int end)
 	int		 r;
 
 	j->busy = 0;
-	if (j->consumed > n)	/* not the frame we held: start over */
-		j->consumed = 0;
-	if (!j->discard && j->lf != NULL && j->consumed < n) {
-		r = loop_fd_write_pending(j->lf, p, n, &j->consumed);
-		if (r == 0) {
+	if (!j->discard && n > 0) {
+		r = ws_q_put(j, p, n);
+		if (r == ERR_BUSY) {
 			j->busy = 1;
 			return ERR_BUSY;
 		}
-		/* EPIPE: the worker failed early and will say why. */
-		if (r < 0)
+		/* The worker failed early and will say why. */
+		if (r != 0)
 			j->discard = 1;
 	}
-	j->consumed = 0;
 	if (end) {
 		j->got_end = 1;
-		/* EOF for the worker. */
-		loop_fd_close(j->lf);
-		j->lf = NULL;
+		/* The end of the stream for the worker. */
+		pthread_mutex_lock(&j->mtx);
+		j->qeof = 1;
+		pthread_cond_signal(&j->qcond);
+		pthread_mutex_unlock(&j->mtx);
 		ws_maybe_finish(j);
 	}
 	return 0;
@@ -2371,7 +2831,7 @@ workspace_op_import(struct control_conn *c, uint32_t id, json_t *args,
     char *detail, size_t detaillen)
 {
 	struct ws_job	*j;
-	int		 p[2], r;
+	int		 r;
 
 	if (args != NULL && !json_is_object(args))
 		return ERR_BAD_REQUEST;
@@ -2379,18 +2839,9 @@ workspace_op_import(struct control_conn *c, uint32_t id, json_t *args,
 		snprintf(detail, detaillen, "another import is running");
 		return ERR_BUSY;
 	}
-	if ((r = ws_pipe(p)) != 0)
-		return r;
 	j = ws_job_new(c, id, 1);
 	j->lim.max_bytes = guestd.import_max_bytes;
 	j->lim.max_entries = guestd.import_max_entries;
-	j->workerfd = p[0];
-	if ((j->lf = loop_fd_add(p[1], ws_import_writable, j)) == NULL) {
-		ws_unref(j);
-		return ERR_INTERNAL;
-	}
-	/* A pipe's write end only ever gets writable or hung up. */
-	loop_fd_want_read(j->lf, 0);
 	j->refs++;	/* the worker's, released by ws_worker_posted() */
 	if ((r = ws_thread_start(ws_import_worker, j)) != 0) {
 		j->refs--;
