@@ -70,6 +70,17 @@
  * pages dropped) HL_FLUSH_BEHIND bytes later. */
 #define HL_FLUSH_AHEAD	(4 * 1024 * 1024)
 #define HL_FLUSH_BEHIND	(16 * 1024 * 1024)
+/*
+ * A revision is read on the loop (a restore streams it to guestd) and,
+ * having been dropped from the cache when it was written, from the disk:
+ * with the kernel's own read-ahead (128 KiB) each read would wait for it.
+ * So reads ask for the next HL_READ_AHEAD (POSIX_FADV_WILLNEED starts the
+ * reads and returns) whenever less than half of that is still ahead.
+ * A get that skips is a browse, reading headers only: it gets none, nor
+ * does any before its first MiB, so a browse's first header costs no
+ * more than the kernel's own read-ahead.
+ */
+#define HL_READ_AHEAD	(8 * 1024 * 1024)
 
 struct home_local {
 	char	 root[PATH_MAX];	/* DATA_DIR/homes */
@@ -89,6 +100,9 @@ struct home_put {
 
 struct home_get {
 	int	 fd;
+	int64_t	 off;		/* where the next read starts */
+	int64_t	 ahead;		/* read-ahead was asked up to here */
+	int	 skips;		/* a browse: no read-ahead */
 };
 
 static int
@@ -400,17 +414,38 @@ hl_get_open(struct home_store *hs, const char *key, int64_t rev,
 	return 0;
 }
 
+static void
+hl_get_ahead(struct home_get *g)
+{
+#ifdef HAVE_POSIX_FADVISE
+	if (g->skips || g->off < HL_READ_AHEAD / 8 ||
+	    g->ahead - g->off > HL_READ_AHEAD / 2)
+		return;
+	if (g->ahead < g->off)
+		g->ahead = g->off;
+	/* Advice: ignored, the reads only wait longer. */
+	(void)posix_fadvise(g->fd, g->ahead, HL_READ_AHEAD,
+	    POSIX_FADV_WILLNEED);
+	g->ahead += HL_READ_AHEAD;
+#else
+	(void)g;
+#endif
+}
+
 static ssize_t
 hl_get_read(struct home_get *g, void *buf, size_t max, struct errmsg *e)
 {
 	ssize_t	 n;
 
+	hl_get_ahead(g);
 	do
 		n = read(g->fd, buf, max);
 	while (n == -1 && errno == EINTR);
 	if (n == -1)
 		errmsg_set(e, err_from_errno(errno), "cannot read the "
 		    "revision: %s", strerror(errno));
+	else
+		g->off += n;
 	return n;
 }
 
@@ -418,9 +453,13 @@ hl_get_read(struct home_get *g, void *buf, size_t max, struct errmsg *e)
 static int64_t
 hl_get_skip(struct home_get *g, int64_t n, struct errmsg *e)
 {
-	if (lseek(g->fd, (off_t)n, SEEK_CUR) == (off_t)-1)
+	off_t	at;
+
+	if ((at = lseek(g->fd, (off_t)n, SEEK_CUR)) == (off_t)-1)
 		return errmsg_set(e, err_from_errno(errno), "cannot seek in "
 		    "the revision: %s", strerror(errno));
+	g->off = at;
+	g->skips = 1;
 	return n;
 }
 
