@@ -422,17 +422,99 @@ local_uid_retire(struct provider *p, const char *id)
 	store_free(s);
 }
 
+/* A decimal at *p, moved past it; -1 if none. */
+static long
+local_num(const char **p)
+{
+	long	v = -1;
+
+	while (**p == ' ' || **p == '\t')
+		(*p)++;
+	for (; **p >= '0' && **p <= '9'; (*p)++)
+		v = (v < 0 ? 0 : v * 10) + (**p - '0');
+	return v;
+}
+
+/*
+ * 1 when /proc/<name>/status is a live process (not a zombie) whose real
+ * or saved uid is uid: one that a kill(-1) sent as uid reaches.  Called
+ * in a forked child, so only async-signal-safe calls, no allocation.
+ */
+static int
+local_proc_of(const char *name, uid_t uid)
+{
+	char		 path[64], buf[1024];
+	const char	*st, *u;
+	ssize_t		 n;
+	long		 ruid, euid, suid;
+	int		 fd;
+
+	if ((size_t)snprintf(path, sizeof path, "/proc/%s/status", name) >=
+	    sizeof path ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if ((st = strstr(buf, "\nState:")) == NULL ||
+	    (u = strstr(buf, "\nUid:")) == NULL)
+		return 0;
+	st += strlen("\nState:");
+	while (*st == ' ' || *st == '\t')
+		st++;
+	if (*st == 'Z' || *st == 'X')
+		return 0;
+	u += strlen("\nUid:");
+	ruid = local_num(&u);
+	euid = local_num(&u);
+	suid = local_num(&u);
+	(void)euid;
+	return ruid == (long)uid || suid == (long)uid;
+}
+
+/* 1 while a process other than this one is of uid (local_proc_of). */
+static int
+local_uid_live(uid_t uid)
+{
+	char		 buf[4096], self[24];
+	const char	*name;
+	long		 n, off;
+	int		 fd, live = 0;
+	unsigned short	 reclen;
+
+	if ((fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return 1;	/* cannot tell: keep killing */
+	snprintf(self, sizeof self, "%ld", (long)getpid());
+	while (!live && (n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+		for (off = 0; off < n && !live; off += reclen) {
+			/* struct linux_dirent64: ino, off, reclen, type, name */
+			memcpy(&reclen, buf + off + 16, sizeof reclen);
+			name = buf + off + 19;
+			if (*name >= '1' && *name <= '9' &&
+			    strcmp(name, self) != 0)
+				live = local_proc_of(name, uid);
+		}
+	close(fd);
+	return live;
+}
+
 /*
  * Kill every process of uid: what the computer's commands left running
  * (daemons, setsid, nohup) must not outlive its stop, nor meet the next
  * guestd.  A child becomes uid and sends kill(-1), which reaches exactly
- * the processes that uid may signal, until none is left.
+ * the processes that uid may signal, until none of them is alive.  That
+ * is read from /proc: kill(-1) fails with ESRCH only when no other process
+ * exists at all, and succeeds even when it could signal none of them, so
+ * its result alone kept every start and stop here for the whole
+ * LOCAL_SWEEP_TRIES x 10 ms (2 s).
  */
 static void
 local_uid_sweep(uid_t uid)
 {
 	pid_t	 pid;
-	int	 i;
+	int	 i, status;
 
 	if ((pid = fork()) == -1)
 		return;
@@ -442,14 +524,18 @@ local_uid_sweep(uid_t uid)
 		    setresuid(uid, uid, uid) != 0 || getuid() != uid)
 			_exit(1);
 		for (i = 0; i < LOCAL_SWEEP_TRIES; i++) {
-			if (kill(-1, SIGKILL) == -1 && errno == ESRCH)
+			if ((kill(-1, SIGKILL) == -1 && errno == ESRCH) ||
+			    !local_uid_live(uid))
 				_exit(0);
 			(void)usleep(10000);
 		}
 		_exit(2);
 	}
 	(void)task_wait_pid(pid, -1);
-	(void)waitpid(pid, NULL, 0);
+	if (waitpid(pid, &status, 0) == pid &&
+	    (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
+		log_warn("local.sweep_incomplete", "uid=%ld status=%d",
+		    (long)uid, status);
 }
 
 /*
