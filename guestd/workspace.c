@@ -997,6 +997,8 @@ struct ws_extract {
 	size_t				 plen;
 	char				 ppath[PATH_MAX];
 	struct ws_finisher		*fin;	/* NULL: files finish inline */
+	uint8_t				*dbuf;	/* ws_direct's, aligned */
+	int				 dio;	/* 0 unknown, 1 yes, -1 no */
 };
 
 static void
@@ -1397,6 +1399,160 @@ ws_extract_small(struct ws_extract *x, struct archive_entry *e,
 	return 0;
 }
 
+/*
+ * Large files go to the disk with O_DIRECT, past the page cache.  An
+ * import must be on the disk before its swap (the syncfs), so a buffered
+ * write costs each byte twice: a copy into a newly allocated page cache
+ * page (on a VM, a page the host may first have to fault in) and the
+ * write-back the sync then waits for.  A direct write is one DMA from a
+ * buffer of ours; the page cache keeps what the workspace had cached
+ * instead of a restore's bulk, as a checkpoint's archive does
+ * (home-local.c).  The data comes from libarchive at any alignment, so it
+ * is gathered into one aligned buffer of WS_DIRECT_BUF; the unaligned tail
+ * of a file is written buffered.  Where the file system gives no direct
+ * I/O alignment (statx STATX_DIOALIGN: tmpfs, older kernels) or refuses a
+ * direct write, the import writes buffered from then on.  Sparse entries
+ * and files under WS_DIRECT_MIN stay buffered.
+ */
+#define WS_DIRECT_MIN	(1024 * 1024)
+#define WS_DIRECT_BUF	(1024 * 1024)
+#define WS_DIRECT_ALIGN	4096		/* the most statx may ask for */
+
+#if defined(HAVE_STATX) && HAVE_DECL_STATX_DIOALIGN
+/* 1 when fd can take direct writes from dbuf in WS_DIRECT_BUF steps. */
+static int
+ws_direct_probe(struct ws_extract *x, int fd)
+{
+	struct statx	sx;
+
+	if (x->dio == 0) {
+		x->dio = -1;
+		if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
+		    (sx.stx_mask & STATX_DIOALIGN) != 0 &&
+		    sx.stx_dio_mem_align > 0 &&
+		    sx.stx_dio_mem_align <= WS_DIRECT_ALIGN &&
+		    sx.stx_dio_offset_align > 0 &&
+		    sx.stx_dio_offset_align <= WS_DIRECT_ALIGN &&
+		    posix_memalign((void **)&x->dbuf, WS_DIRECT_ALIGN,
+		    WS_DIRECT_BUF) == 0)
+			x->dio = 1;
+	}
+	return x->dio == 1;
+}
+#else
+static int
+ws_direct_probe(struct ws_extract *x, int fd)
+{
+	(void)fd;
+	x->dio = -1;
+	return 0;
+}
+#endif
+
+/* fd's O_DIRECT on or off; errno on failure. */
+static int
+ws_direct_set(int fd, int on)
+{
+	int	fl;
+
+	if ((fl = fcntl(fd, F_GETFL)) == -1)
+		return errno;
+	fl = on ? fl | O_DIRECT : fl & ~O_DIRECT;
+	return fcntl(fd, F_SETFL, fl) == -1 ? errno : 0;
+}
+
+/*
+ * Write n bytes of dbuf at off: the aligned part direct (unless *direct
+ * is 0), the rest buffered.  A direct write the file system refuses
+ * (EINVAL) turns direct writes off for the import and is written
+ * buffered.  0 or an errno.
+ */
+static int
+ws_direct_write(struct ws_extract *x, int fd, int *direct, size_t n,
+    off_t off)
+{
+	size_t	aligned = *direct ? n & ~(size_t)(WS_DIRECT_ALIGN - 1) : 0;
+	int	e;
+
+	if (aligned > 0) {
+		e = ws_pwrite_all(fd, x->dbuf, aligned, off);
+		if (e == EINVAL) {
+			x->dio = -1;
+			aligned = 0;
+		} else if (e != 0)
+			return e;
+	}
+	if (aligned < n) {
+		if (*direct) {
+			if ((e = ws_direct_set(fd, 0)) != 0)
+				return e;
+			*direct = 0;
+		}
+		return ws_pwrite_all(fd, x->dbuf + aligned, n - aligned,
+		    off + (off_t)aligned);
+	}
+	return 0;
+}
+
+/*
+ * A large file's data, gathered into dbuf and written in WS_DIRECT_BUF
+ * steps.  Its blocks must come in order (the entry is not sparse).
+ */
+static int
+ws_extract_direct(struct ws_extract *x, const char *path, int64_t size,
+    int fd)
+{
+	const void	*buf;
+	size_t		 n, have = 0, take;
+	la_int64_t	 off;
+	int64_t		 pos = 0;	/* the file's bytes gathered so far */
+	int		 direct = 1, ar, e;
+
+	if ((e = ws_direct_set(fd, 1)) != 0) {
+		x->dio = -1;
+		direct = 0;
+	}
+	for (;;) {
+		ar = archive_read_data_block(x->a, &buf, &n, &off);
+		if (ar == ARCHIVE_EOF)
+			break;
+		if (ar < ARCHIVE_WARN)
+			return ws_extract_archive_error(x);
+		if (off != pos || (uint64_t)n > (uint64_t)(size - pos)) {
+			ws_why(x, path, "has data beyond its size");
+			return ERR_TAR_INVALID;
+		}
+		x->cnt->bytes += n;
+		if (x->lim->max_bytes != 0 &&
+		    x->cnt->bytes > x->lim->max_bytes) {
+			ws_why(x, path, "exceeds the import size limit");
+			return ERR_TAR_TOO_LARGE;
+		}
+		pos += (int64_t)n;
+		while (n > 0) {
+			take = WS_DIRECT_BUF - have;
+			if (take > n)
+				take = n;
+			memcpy(x->dbuf + have, buf, take);
+			buf = (const uint8_t *)buf + take;
+			n -= take;
+			if ((have += take) < WS_DIRECT_BUF)
+				break;
+			if ((e = ws_direct_write(x, fd, &direct, have,
+			    (off_t)(pos - (int64_t)n - (int64_t)have))) != 0)
+				return ws_entry_fs_error(x, path, e);
+			have = 0;
+		}
+	}
+	if (have > 0 && (e = ws_direct_write(x, fd, &direct, have,
+	    (off_t)(pos - (int64_t)have))) != 0)
+		return ws_entry_fs_error(x, path, e);
+	/* A short entry reads as zeros to its size, as a buffered one. */
+	if (pos != size && ftruncate(fd, size) == -1)
+		return ws_entry_fs_error(x, path, errno);
+	return 0;
+}
+
 static int
 ws_extract_file(struct ws_extract *x, struct archive_entry *e,
     char *path, int64_t size)
@@ -1424,7 +1580,12 @@ ws_extract_file(struct ws_extract *x, struct archive_entry *e,
 			fd = -1;
 		goto out;
 	}
-	for (;;) {
+	if (size >= WS_DIRECT_MIN && x->dio >= 0 &&
+	    archive_entry_sparse_reset(e) == 0 && ws_direct_probe(x, fd)) {
+		if ((r = ws_extract_direct(x, path, size, fd)) != 0)
+			goto out;
+		end = size;
+	} else for (;;) {
 		ar = archive_read_data_block(x->a, &buf, &n, &off);
 		if (ar == ARCHIVE_EOF)
 			break;
@@ -1664,6 +1825,7 @@ ws_extract(ws_open_fn open_fn, void *open_arg, int stagefd,
 	r = 0;
 out:
 	ws_finisher_end(x.fin);
+	free(x.dbuf);
 	if (x.pfd != -1)
 		close(x.pfd);
 	for (i = 0; i < x.ndirs; i++)
@@ -2265,6 +2427,8 @@ struct ws_job {
 	int			 same;		/* fponly: fp still holds */
 	char			 since[WS_FP_MAX];	/* fponly: asked */
 	int64_t			 swapped_ns;	/* import: its swap ended */
+	int64_t			 begun_ns;	/* import: the worker began */
+	int64_t			 staged_ns;	/* import: all extracted */
 	int64_t			 replaced_ns;	/* fponly: ws_replaced_ns */
 
 	struct workspace_limits	 lim;
@@ -2368,9 +2532,15 @@ ws_job_reply(struct ws_job *j)
 		    "entries", (json_int_t)j->cnt.entries,
 		    "bytes", (json_int_t)j->cnt.bytes);
 		control_reply(j->conn, j->id, res);
-		log_info("workspace.imported", "entries=%llu bytes=%llu",
+		/* extract: from the first byte to the last entry written
+		 * (mostly waiting for the stream); swap: the sync of the
+		 * staged tree, the rename and the old tree's removal. */
+		log_info("workspace.imported", "entries=%llu bytes=%llu "
+		    "extract_ms=%lld swap_ms=%lld",
 		    (unsigned long long)j->cnt.entries,
-		    (unsigned long long)j->cnt.bytes);
+		    (unsigned long long)j->cnt.bytes,
+		    (long long)((j->staged_ns - j->begun_ns) / 1000000),
+		    (long long)((j->swapped_ns - j->staged_ns) / 1000000));
 	} else {
 		control_send_data(j->conn, j->id, PROTO_CH_DATA, "", 0, 1);
 		res = json_pack("{s:I, s:I, s:I, s:s}",
@@ -2761,6 +2931,7 @@ ws_import_worker(void *arg)
 	struct ws_job	*j = arg;
 	struct ws_stage	 sg;
 
+	j->begun_ns = ws_now_ns();
 	ws_stage_init(&sg);
 	j->rc = ws_stage_make(&sg, guestd.workspace);
 	if (j->rc == 0)
@@ -2774,6 +2945,7 @@ ws_import_worker(void *arg)
 	if (j->rc == 0 && ws_job_cancelled(j))
 		j->rc = ERR_CANCELLED;
 	if (j->rc == 0) {
+		j->staged_ns = ws_now_ns();
 		ws_crash_point("staged");
 		j->rc = ws_swap(&sg);
 		/* Even a failed swap may have moved part of the tree. */
