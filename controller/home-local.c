@@ -72,15 +72,24 @@
 #define HL_FLUSH_BEHIND	(16 * 1024 * 1024)
 /*
  * A revision is read on the loop (a restore streams it to guestd) and,
- * having been dropped from the cache when it was written, from the disk:
- * with the kernel's own read-ahead (128 KiB) each read would wait for it.
- * So reads ask for the next HL_READ_AHEAD (POSIX_FADV_WILLNEED starts the
- * reads and returns) whenever less than half of that is still ahead.
- * A get that skips is a browse, reading headers only: it gets none, nor
- * does any before its first MiB, so a browse's first header costs no
- * more than the kernel's own read-ahead.
+ * having been dropped from the cache when it was written, from the disk.
+ * A get that has read its first HL_DIRECT_AFTER in order (a restore, a
+ * copy; not a browse, which skips from header to header) reads the rest
+ * with O_DIRECT, HL_DIRECT_BUF at a time into a buffer of its own: one
+ * DMA into memory that is already ours, where a read through the page
+ * cache first takes a new page for every 4 KiB (on a VM, one the host
+ * may have to fault in: the cold read of a 256 MiB revision cost 0.37 s
+ * of CPU that way, against 0.02 s direct) and then copies it, to keep a
+ * revision nobody reads again in the cache.  Where the file system gives
+ * no direct I/O alignment (statx STATX_DIOALIGN) or refuses a direct
+ * read, the get reads through the page cache, asking for HL_READ_AHEAD
+ * ahead (POSIX_FADV_WILLNEED) whenever less than half of it is left, as
+ * the kernel's own read-ahead (128 KiB) would make each read wait.
  */
 #define HL_READ_AHEAD	(8 * 1024 * 1024)
+#define HL_DIRECT_AFTER	(1024 * 1024)
+#define HL_DIRECT_BUF	(1024 * 1024)
+#define HL_DIRECT_ALIGN	4096		/* the most statx may ask for */
 
 struct home_local {
 	char	 root[PATH_MAX];	/* DATA_DIR/homes */
@@ -103,6 +112,10 @@ struct home_get {
 	int64_t	 off;		/* where the next read starts */
 	int64_t	 ahead;		/* read-ahead was asked up to here */
 	int	 skips;		/* a browse: no read-ahead */
+	int	 direct;	/* 0 not yet, 1 on, -1 never */
+	uint8_t	*dbuf;		/* direct: HL_DIRECT_BUF, aligned */
+	size_t	 dlen, dpos;	/* direct: bytes in dbuf, taken */
+	int64_t	 dnext;		/* direct: the file offset to read next */
 };
 
 static int
@@ -409,6 +422,12 @@ hl_get_open(struct home_store *hs, const char *key, int64_t rev,
 	}
 	g = xcalloc(1, sizeof *g);
 	g->fd = fd;
+#ifdef HAVE_POSIX_FADVISE
+	/* No kernel read-ahead (up to read_ahead_kb, often MiBs): a browse
+	 * reads headers and skips, a restore goes direct after its first
+	 * MiB; the read-ahead either wants is asked for (hl_get_ahead). */
+	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+#endif
 	*size = st.st_size;
 	*out = g;
 	return 0;
@@ -418,7 +437,9 @@ static void
 hl_get_ahead(struct home_get *g)
 {
 #ifdef HAVE_POSIX_FADVISE
-	if (g->skips || g->off < HL_READ_AHEAD / 8 ||
+	/* Not while a direct read may come (direct 0): its pages would
+	 * be read for nothing. */
+	if (g->skips || g->direct == 0 || g->off < HL_READ_AHEAD / 8 ||
 	    g->ahead - g->off > HL_READ_AHEAD / 2)
 		return;
 	if (g->ahead < g->off)
@@ -432,11 +453,116 @@ hl_get_ahead(struct home_get *g)
 #endif
 }
 
+/* fd's O_DIRECT on or off; 0 or -1. */
+static int
+hl_set_direct(int fd, int on)
+{
+	int	fl;
+
+	if ((fl = fcntl(fd, F_GETFL)) == -1)
+		return -1;
+	return fcntl(fd, F_SETFL, on ? fl | O_DIRECT : fl & ~O_DIRECT);
+}
+
+/* Reads from here on go direct, if the file system lets them. */
+static void
+hl_get_try_direct(struct home_get *g)
+{
+#if defined(HAVE_STATX) && HAVE_DECL_STATX_DIOALIGN
+	struct statx	sx;
+
+	g->direct = -1;
+	if (statx(g->fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) != 0 ||
+	    (sx.stx_mask & STATX_DIOALIGN) == 0 ||
+	    sx.stx_dio_mem_align == 0 ||
+	    sx.stx_dio_mem_align > HL_DIRECT_ALIGN ||
+	    sx.stx_dio_offset_align == 0 ||
+	    sx.stx_dio_offset_align > HL_DIRECT_ALIGN ||
+	    posix_memalign((void **)&g->dbuf, HL_DIRECT_ALIGN,
+	    HL_DIRECT_BUF) != 0)
+		return;
+	if (hl_set_direct(g->fd, 1) == -1) {
+		free(g->dbuf);
+		g->dbuf = NULL;
+		return;
+	}
+	g->direct = 1;
+	g->dnext = g->off;
+	g->dlen = g->dpos = 0;
+#else
+	g->direct = -1;
+#endif
+}
+
+/* Back to reads through the cache, at g->off. */
+static int
+hl_get_end_direct(struct home_get *g)
+{
+	g->direct = -1;
+	free(g->dbuf);
+	g->dbuf = NULL;
+	g->dlen = g->dpos = 0;
+	if (hl_set_direct(g->fd, 0) == -1 ||
+	    lseek(g->fd, (off_t)g->off, SEEK_SET) == (off_t)-1)
+		return -1;
+	return 0;
+}
+
+/* A direct get's next bytes: from dbuf, refilled when taken. */
+static ssize_t
+hl_get_read_direct(struct home_get *g, void *buf, size_t max,
+    struct errmsg *e)
+{
+	ssize_t	 n;
+
+	if (g->dpos == g->dlen) {
+		do
+			n = pread(g->fd, g->dbuf, HL_DIRECT_BUF,
+			    (off_t)g->dnext);
+		while (n == -1 && errno == EINTR);
+		if (n == -1 && errno == EINVAL) {
+			/* Refused after all: the cache, from here. */
+			if (hl_get_end_direct(g) == 0)
+				return 0;
+		}
+		if (n == -1) {
+			errmsg_set(e, err_from_errno(errno), "cannot read "
+			    "the revision: %s", strerror(errno));
+			return -1;
+		}
+		g->dnext += n;
+		g->dlen = (size_t)n;
+		g->dpos = 0;
+	}
+	n = (ssize_t)(g->dlen - g->dpos);
+	if ((size_t)n > max)
+		n = (ssize_t)max;
+	memcpy(buf, g->dbuf + g->dpos, (size_t)n);
+	g->dpos += (size_t)n;
+	g->off += n;
+	return n;
+}
+
 static ssize_t
 hl_get_read(struct home_get *g, void *buf, size_t max, struct errmsg *e)
 {
 	ssize_t	 n;
 
+	if (g->direct == 0 && !g->skips && g->off >= HL_DIRECT_AFTER) {
+		/* Direct reads start at an aligned offset: until there,
+		 * through the cache. */
+		if (g->off % HL_DIRECT_ALIGN == 0)
+			hl_get_try_direct(g);
+		else if (max > (size_t)(HL_DIRECT_ALIGN -
+		    g->off % HL_DIRECT_ALIGN))
+			max = (size_t)(HL_DIRECT_ALIGN -
+			    g->off % HL_DIRECT_ALIGN);
+	}
+	if (g->direct == 1) {
+		n = hl_get_read_direct(g, buf, max, e);
+		if (n != 0 || g->direct == 1)
+			return n;
+	}
 	hl_get_ahead(g);
 	do
 		n = read(g->fd, buf, max);
@@ -455,6 +581,9 @@ hl_get_skip(struct home_get *g, int64_t n, struct errmsg *e)
 {
 	off_t	at;
 
+	if (g->direct == 1 && hl_get_end_direct(g) == -1)
+		return errmsg_set(e, err_from_errno(errno), "cannot seek in "
+		    "the revision: %s", strerror(errno));
 	if ((at = lseek(g->fd, (off_t)n, SEEK_CUR)) == (off_t)-1)
 		return errmsg_set(e, err_from_errno(errno), "cannot seek in "
 		    "the revision: %s", strerror(errno));
@@ -467,6 +596,7 @@ static void
 hl_get_close(struct home_get *g)
 {
 	close(g->fd);
+	free(g->dbuf);
 	free(g);
 }
 

@@ -3,12 +3,18 @@
  * client's path; listings of explicit and implied directories, cut at
  * HOME_BROWSE_LIST_MAX; byte ranges; links listed and never followed;
  * an archive's climbing and absolute names passed over.  Archives are
- * written with libarchive into a real local home store.
+ * written with libarchive into a real local home store.  Also the local
+ * store's reader under them: a revision read in order (a restore) comes
+ * back byte for byte in reads of any size, past the cache where the file
+ * system takes direct reads; one that skips (a browse) reads the right
+ * bytes after each skip.
  */
 #include "autoconf.h"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -250,6 +257,163 @@ test_read(void **state)
 	home_store_free(hs);
 }
 
+/* rev-2.tar of key "g": n pseudo-random bytes, written, synced, and
+ * dropped from the page cache. */
+static uint8_t *
+make_rev2(size_t n)
+{
+	uint8_t		*b = malloc(n);
+	char		 path[PATH_MAX];
+	uint32_t	 x = 12345;
+	size_t		 i;
+	int		 fd;
+
+	assert_non_null(b);
+	for (i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		b[i] = (uint8_t)(x >> 16);
+	}
+	snprintf(path, sizeof path, "%s/homes/g", unit_tmpdir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof path, "%s/homes/g/rev-2.tar", unit_tmpdir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b, n), (ssize_t)n);
+	assert_int_equal(fsync(fd), 0);
+	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+	return b;
+}
+
+/* Pages of rev-2 in the page cache; -1 if it cannot be told. */
+static long
+cached_pages(size_t n)
+{
+	char		 path[PATH_MAX];
+	unsigned char	*vec;
+	long		 pg = sysconf(_SC_PAGESIZE), np, i, c = 0;
+	void		*m;
+	int		 fd;
+
+	snprintf(path, sizeof path, "%s/homes/g/rev-2.tar", unit_tmpdir);
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return -1;
+	m = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	np = ((long)n + pg - 1) / pg;
+	vec = malloc((size_t)np);
+	if (vec == NULL || mincore(m, n, vec) != 0)
+		c = -1;
+	for (i = 0; c >= 0 && i < np; i++)
+		c += vec[i] & 1;
+	free(vec);
+	munmap(m, n);
+	return c;
+}
+
+/* 1 when the temp dir's file system takes direct reads. */
+static int
+direct_ok(void)
+{
+	char	 path[PATH_MAX];
+	void	*b = NULL;
+	int	 fd, ok;
+
+	snprintf(path, sizeof path, "%s/homes/g/rev-2.tar", unit_tmpdir);
+	if ((fd = open(path, O_RDONLY | O_DIRECT)) == -1)
+		return 0;
+	ok = posix_memalign(&b, 4096, 4096) == 0 && pread(fd, b, 4096, 0) ==
+	    4096;
+	free(b);
+	close(fd);
+	return ok;
+}
+
+static void
+test_get_in_order(void **state)
+{
+	/* 9 MiB and an odd tail: the first MiB through the cache, then
+	 * direct in 1 MiB steps, the last one short. */
+	size_t			 n = 9 * 1024 * 1024 + 777, got = 0, want;
+	struct home_store	*hs = NULL;
+	struct home_get		*g = NULL;
+	struct errmsg		 e;
+	uint8_t			*b, *buf = malloc(300 * 1024);
+	int64_t			 size;
+	ssize_t			 r;
+	long			 c;
+	int			 i = 0;
+
+	(void)state;
+	memset(&e, 0, sizeof e);
+	assert_non_null(buf);
+	assert_int_equal(home_store_open(&hs, unit_tmpdir, &e), 0);
+	b = make_rev2(n);
+	assert_int_equal(home_get_open(hs, "g", 2, &g, &size, &e), 0);
+	assert_int_equal(size, (int64_t)n);
+	/* Reads of every size a caller asks for, as a restore's frames
+	 * and the checkpoint's copy do. */
+	for (;;) {
+		want = (size_t[]){ 229376, 1000, 300 * 1024, 4096, 1 }[i++ % 5];
+		r = home_get_read(hs, g, buf, want, &e);
+		assert_true(r >= 0);
+		if (r == 0)
+			break;
+		assert_true((size_t)r <= want);
+		assert_true(got + (size_t)r <= n);
+		assert_memory_equal(buf, b + got, (size_t)r);
+		got += (size_t)r;
+	}
+	assert_int_equal(got, n);
+	home_get_close(hs, g);
+	/* Past the first MiB, none of it went through the cache. */
+	c = cached_pages(n);
+	if (direct_ok() && c >= 0)
+		assert_true(c < (long)(2 * 1024 * 1024 / 4096));
+	free(b);
+	free(buf);
+	home_store_free(hs);
+}
+
+static void
+test_get_skips(void **state)
+{
+	size_t			 n = 5 * 1024 * 1024 + 3;
+	struct home_store	*hs = NULL;
+	struct home_get		*g = NULL;
+	struct errmsg		 e;
+	uint8_t			*b, buf[4096];
+	int64_t			 size, at = 0;
+	ssize_t			 r;
+
+	(void)state;
+	memset(&e, 0, sizeof e);
+	assert_int_equal(home_store_open(&hs, unit_tmpdir, &e), 0);
+	b = make_rev2(n);
+	assert_int_equal(home_get_open(hs, "g", 2, &g, &size, &e), 0);
+	/* In order past the first MiB (direct from there), then a skip
+	 * (a browse after all), then reads and skips by turns. */
+	while (at < 1536 * 1024) {
+		r = home_get_read(hs, g, buf, sizeof buf, &e);
+		assert_true(r > 0);
+		assert_memory_equal(buf, b + at, (size_t)r);
+		at += r;
+	}
+	while (at + 70000 + (int64_t)sizeof buf < (int64_t)n) {
+		assert_int_equal(home_get_skip(hs, g, 70000, &e), 70000);
+		at += 70000;
+		r = home_get_read(hs, g, buf, 512, &e);
+		assert_int_equal(r, 512);
+		assert_memory_equal(buf, b + at, 512);
+		at += r;
+	}
+	home_get_close(hs, g);
+	free(b);
+	home_store_free(hs);
+}
+
 int
 main(void)
 {
@@ -259,6 +423,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_list_cut, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_get_in_order, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_get_skips, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
