@@ -20,6 +20,7 @@
  */
 #include "autoconf.h"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
@@ -497,13 +498,76 @@ struct ws_fp {
 	int		 failed;	/* the fingerprint cannot be had */
 };
 
+/* ---- direct I/O ---------------------------------------------------------- */
+
+/*
+ * Files of WS_DIRECT_MIN and more move past the page cache where the file
+ * system allows it.  An import writes them with O_DIRECT (ws_extract_direct)
+ * and an export reads those that are not cached with O_DIRECT
+ * (ws_export_read): either way one DMA to or from a buffer of ours, where
+ * the cache would first take a new page for every 4 KiB (on a VM, one the
+ * host may first have to fault in) and copy it.  An import must be on the
+ * disk before its swap anyway (the syncfs), so a buffered write paid each
+ * byte twice; and a tree read once for a checkpoint, or written once by a
+ * restore, would otherwise push out of the cache what the bots use.  The
+ * buffers and offsets must be aligned as statx (STATX_DIOALIGN) says;
+ * where it says nothing (tmpfs, older kernels) or a direct read or write
+ * is refused, the I/O goes through the cache as before.
+ */
+#define WS_DIRECT_MIN	(1024 * 1024)
+#define WS_DIRECT_BUF	(1024 * 1024)
+#define WS_DIRECT_ALIGN	4096		/* the most statx may ask for */
+
+/* 1 when fd's file system takes direct I/O at WS_DIRECT_ALIGN. */
+static int
+ws_dio_ok(int fd)
+{
+#if defined(HAVE_STATX) && HAVE_DECL_STATX_DIOALIGN
+	struct statx	sx;
+
+	return statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
+	    (sx.stx_mask & STATX_DIOALIGN) != 0 &&
+	    sx.stx_dio_mem_align > 0 &&
+	    sx.stx_dio_mem_align <= WS_DIRECT_ALIGN &&
+	    sx.stx_dio_offset_align > 0 &&
+	    sx.stx_dio_offset_align <= WS_DIRECT_ALIGN;
+#else
+	(void)fd;
+	return 0;
+#endif
+}
+
+/* fd's O_DIRECT on or off; errno on failure. */
+static int
+ws_direct_set(int fd, int on)
+{
+	int	fl;
+
+	if ((fl = fcntl(fd, F_GETFL)) == -1)
+		return errno;
+	fl = on ? fl | O_DIRECT : fl & ~O_DIRECT;
+	return fcntl(fd, F_SETFL, fl) == -1 ? errno : 0;
+}
+
+/* A buffer of n bytes aligned for direct I/O. */
+static uint8_t *
+ws_dio_alloc(size_t n)
+{
+	void	*p;
+
+	if (posix_memalign(&p, WS_DIRECT_ALIGN, n) != 0)
+		fatal("out of memory (%zu bytes, aligned)", n);
+	return p;
+}
+
 struct ws_export {
 	struct archive		*a;	/* NULL: the fingerprint only */
 	struct archive_entry	*e;
 	struct workspace_counts	*cnt;
-	uint8_t			*buf;
+	uint8_t			*buf;	/* WS_IO_CHUNK, aligned */
 	int			 fd;	/* our dup of the output */
 	struct ws_fp		*fp;	/* NULL: none wanted */
+	int			 dio;	/* 0 unknown, 1 yes, -1 no */
 	char			 path[PATH_MAX];
 };
 
@@ -700,6 +764,72 @@ ws_fp_read(struct ws_export *x, int dirfd, const char *name)
 	close(fd);
 }
 
+/*
+ * 1 when the pages of [off, off + len) of the file mapped at map are all
+ * in the page cache.  mincore asks without reading anything: a read with
+ * RWF_NOWAIT would answer too, but starts the read-ahead it refuses to
+ * wait for.
+ */
+static int
+ws_cached(const void *map, off_t off, size_t len)
+{
+	unsigned char	vec[WS_IO_CHUNK / 4096 + 2];
+	long		pg = sysconf(_SC_PAGESIZE);
+	size_t		skew, np, i;
+
+	if (map == NULL || pg <= 0)
+		return 1;
+	skew = (size_t)(off % pg);
+	np = (skew + len + (size_t)pg - 1) / (size_t)pg;
+	if (np > sizeof vec ||
+	    mincore((uint8_t *)map + off - skew, skew + len, vec) != 0)
+		return 1;
+	for (i = 0; i < np; i++)
+		if ((vec[i] & 1) == 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * The next at most want bytes of fd at off into x->buf.  *mode: 0 for a
+ * large file (mapped at map, to ask what is cached), 1 direct, -1 through
+ * the cache.  A large file is read through the cache while its bytes are
+ * in it; from the first stretch that is not, directly.  Bytes read, 0 at
+ * the end, -1 (errno).
+ */
+static ssize_t
+ws_export_read(struct ws_export *x, int fd, const void *map, int *mode,
+    size_t want, off_t off)
+{
+	size_t	len;
+	ssize_t	n;
+
+	if (*mode == 0 && off % WS_DIRECT_ALIGN == 0 &&
+	    !ws_cached(map, off, want)) {
+		if (x->dio == 0)
+			x->dio = ws_dio_ok(fd) ? 1 : -1;
+		*mode = x->dio == 1 && ws_direct_set(fd, 1) == 0 ? 1 : -1;
+	}
+	if (*mode == 1) {
+		/* Whole blocks: past the end, the read just ends. */
+		len = (want + WS_DIRECT_ALIGN - 1) & ~(size_t)(WS_DIRECT_ALIGN -
+		    1);
+		do
+			n = pread(fd, x->buf, len, off);
+		while (n == -1 && errno == EINTR);
+		if (n >= 0)
+			return n > (ssize_t)want ? (ssize_t)want : n;
+		if (errno != EINVAL || ws_direct_set(fd, 0) != 0)
+			return -1;
+		x->dio = -1;	/* refused: through the cache from now */
+		*mode = -1;
+	}
+	do
+		n = pread(fd, x->buf, want, off);
+	while (n == -1 && errno == EINTR);
+	return n;
+}
+
 /* lst: what the walk saw of the name (the fingerprint's record). */
 static int
 ws_export_file(struct ws_export *x, int dirfd, const char *name,
@@ -709,7 +839,9 @@ ws_export_file(struct ws_export *x, int dirfd, const char *name,
 	off_t		remain;
 	ssize_t		n;
 	size_t		want;
-	int		fd, r = ERR_INTERNAL, racy = ws_fp_racy(x->fp, lst);
+	void		*map = NULL;
+	int		fd, mode, r = ERR_INTERNAL;
+	int		racy = ws_fp_racy(x->fp, lst);
 
 	ws_fp_entry(x->fp, x->path, lst);
 	if (x->a == NULL) {
@@ -745,12 +877,18 @@ ws_export_file(struct ws_export *x, int dirfd, const char *name,
 	 * A file that shrinks meanwhile is padded with zeros by libarchive
 	 * at finish_entry; one that grows is cut at the size in the header.
 	 */
+	mode = -1;
+	if (st.st_size >= WS_DIRECT_MIN && x->dio >= 0 &&
+	    (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd,
+	    0)) != MAP_FAILED)
+		mode = 0;
 	for (remain = st.st_size; remain > 0; remain -= n) {
 		want = remain < WS_IO_CHUNK ? (size_t)remain : WS_IO_CHUNK;
-		n = read(fd, x->buf, want);
-		if (n == -1 && errno == EINTR) {
-			n = 0;
-			continue;
+		n = ws_export_read(x, fd, map, &mode, want,
+		    st.st_size - remain);
+		if (mode != 0 && map != NULL) {
+			munmap(map, (size_t)st.st_size);
+			map = NULL;
 		}
 		if (n == -1) {
 			r = ws_errno_code(errno);
@@ -773,6 +911,8 @@ ws_export_file(struct ws_export *x, int dirfd, const char *name,
 	}
 	r = 0;
 out:
+	if (map != NULL)
+		munmap(map, (size_t)st.st_size);
 	close(fd);
 	return r;
 }
@@ -887,7 +1027,7 @@ workspace_fingerprint_fd(int rootfd, int64_t start_ns, char *fp,
 	x.fd = -1;
 	x.cnt = &cnt;
 	x.fp = &f;
-	x.buf = xmalloc(WS_IO_CHUNK);
+	x.buf = ws_dio_alloc(WS_IO_CHUNK);
 	ws_fp_begin(&f, rootfd, start_ns);
 	r = ws_export_dir(&x, rootfd, 0, 0);
 	if (r != 0)
@@ -916,7 +1056,7 @@ workspace_export_fd_fp(int rootfd, int outfd, struct workspace_counts *cnt,
 	memset(&x, 0, sizeof x);
 	x.fd = -1;
 	x.cnt = cnt;
-	x.buf = xmalloc(WS_IO_CHUNK);
+	x.buf = ws_dio_alloc(WS_IO_CHUNK);
 	if (fp != NULL) {
 		ws_fp_begin(&f, rootfd, start_ns);
 		x.fp = &f;
@@ -1399,66 +1539,16 @@ ws_extract_small(struct ws_extract *x, struct archive_entry *e,
 	return 0;
 }
 
-/*
- * Large files go to the disk with O_DIRECT, past the page cache.  An
- * import must be on the disk before its swap (the syncfs), so a buffered
- * write costs each byte twice: a copy into a newly allocated page cache
- * page (on a VM, a page the host may first have to fault in) and the
- * write-back the sync then waits for.  A direct write is one DMA from a
- * buffer of ours; the page cache keeps what the workspace had cached
- * instead of a restore's bulk, as a checkpoint's archive does
- * (home-local.c).  The data comes from libarchive at any alignment, so it
- * is gathered into one aligned buffer of WS_DIRECT_BUF; the unaligned tail
- * of a file is written buffered.  Where the file system gives no direct
- * I/O alignment (statx STATX_DIOALIGN: tmpfs, older kernels) or refuses a
- * direct write, the import writes buffered from then on.  Sparse entries
- * and files under WS_DIRECT_MIN stay buffered.
- */
-#define WS_DIRECT_MIN	(1024 * 1024)
-#define WS_DIRECT_BUF	(1024 * 1024)
-#define WS_DIRECT_ALIGN	4096		/* the most statx may ask for */
-
-#if defined(HAVE_STATX) && HAVE_DECL_STATX_DIOALIGN
 /* 1 when fd can take direct writes from dbuf in WS_DIRECT_BUF steps. */
 static int
 ws_direct_probe(struct ws_extract *x, int fd)
 {
-	struct statx	sx;
-
 	if (x->dio == 0) {
-		x->dio = -1;
-		if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
-		    (sx.stx_mask & STATX_DIOALIGN) != 0 &&
-		    sx.stx_dio_mem_align > 0 &&
-		    sx.stx_dio_mem_align <= WS_DIRECT_ALIGN &&
-		    sx.stx_dio_offset_align > 0 &&
-		    sx.stx_dio_offset_align <= WS_DIRECT_ALIGN &&
-		    posix_memalign((void **)&x->dbuf, WS_DIRECT_ALIGN,
-		    WS_DIRECT_BUF) == 0)
-			x->dio = 1;
+		x->dio = ws_dio_ok(fd) ? 1 : -1;
+		if (x->dio == 1 && x->dbuf == NULL)
+			x->dbuf = ws_dio_alloc(WS_DIRECT_BUF);
 	}
 	return x->dio == 1;
-}
-#else
-static int
-ws_direct_probe(struct ws_extract *x, int fd)
-{
-	(void)fd;
-	x->dio = -1;
-	return 0;
-}
-#endif
-
-/* fd's O_DIRECT on or off; errno on failure. */
-static int
-ws_direct_set(int fd, int on)
-{
-	int	fl;
-
-	if ((fl = fcntl(fd, F_GETFL)) == -1)
-		return errno;
-	fl = on ? fl | O_DIRECT : fl & ~O_DIRECT;
-	return fcntl(fd, F_SETFL, fl) == -1 ? errno : 0;
 }
 
 /*
