@@ -735,35 +735,6 @@ ws_export_header(struct ws_export *x, const struct stat *st)
 	return 0;
 }
 
-/* A fingerprint walk's look at a racy file: the sha256 of its bytes. */
-static void
-ws_fp_read(struct ws_export *x, int dirfd, const char *name)
-{
-	ssize_t	 n;
-	int	 fd;
-
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC);
-	if (fd == -1) {
-		x->fp->failed = 1;
-		return;
-	}
-	ws_fp_content_begin(x->fp);
-	while (!x->fp->failed) {
-		n = read(fd, x->buf, WS_IO_CHUNK);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == -1)
-				x->fp->failed = 1;
-			break;
-		}
-		ws_fp_content(x->fp, x->buf, (size_t)n);
-	}
-	ws_fp_content_end(x->fp);
-	close(fd);
-}
-
 /*
  * 1 when the pages of [off, off + len) of the file mapped at map are all
  * in the page cache.  mincore asks without reading anything: a read with
@@ -830,6 +801,72 @@ ws_export_read(struct ws_export *x, int fd, const void *map, int *mode,
 	return n;
 }
 
+/*
+ * ws_export_read's *mode for fd, a file of size bytes: 0 (and *map the
+ * file's mapping, for ws_cached) when it is large enough for direct reads
+ * and the file system may take them, else -1.
+ */
+static int
+ws_read_mode(struct ws_export *x, int fd, off_t size, void **map)
+{
+	void	*m;
+
+	*map = NULL;
+	if (size < WS_DIRECT_MIN || x->dio < 0 ||
+	    (m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0)) ==
+	    MAP_FAILED)
+		return -1;
+	*map = m;
+	return 0;
+}
+
+/* The mapping goes once the mode is decided, or at the end. */
+static void
+ws_read_unmap(void **map, off_t size)
+{
+	if (*map != NULL) {
+		munmap(*map, (size_t)size);
+		*map = NULL;
+	}
+}
+
+/* A fingerprint walk's look at a racy file: the sha256 of its bytes. */
+static void
+ws_fp_read(struct ws_export *x, int dirfd, const char *name)
+{
+	struct stat	 st;
+	void		*map = NULL;
+	off_t		 off = 0;
+	ssize_t		 n;
+	int		 fd, mode;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC);
+	if (fd == -1 || fstat(fd, &st) == -1) {
+		x->fp->failed = 1;
+		if (fd != -1)
+			close(fd);
+		return;
+	}
+	mode = ws_read_mode(x, fd, st.st_size, &map);
+	ws_fp_content_begin(x->fp);
+	while (!x->fp->failed) {
+		n = ws_export_read(x, fd, map, &mode, WS_IO_CHUNK, off);
+		if (mode != 0)
+			ws_read_unmap(&map, st.st_size);
+		if (n <= 0) {
+			if (n == -1)
+				x->fp->failed = 1;
+			break;
+		}
+		ws_fp_content(x->fp, x->buf, (size_t)n);
+		off += n;
+	}
+	ws_fp_content_end(x->fp);
+	ws_read_unmap(&map, st.st_size);
+	close(fd);
+}
+
 /* lst: what the walk saw of the name (the fingerprint's record). */
 static int
 ws_export_file(struct ws_export *x, int dirfd, const char *name,
@@ -877,19 +914,13 @@ ws_export_file(struct ws_export *x, int dirfd, const char *name,
 	 * A file that shrinks meanwhile is padded with zeros by libarchive
 	 * at finish_entry; one that grows is cut at the size in the header.
 	 */
-	mode = -1;
-	if (st.st_size >= WS_DIRECT_MIN && x->dio >= 0 &&
-	    (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd,
-	    0)) != MAP_FAILED)
-		mode = 0;
+	mode = ws_read_mode(x, fd, st.st_size, &map);
 	for (remain = st.st_size; remain > 0; remain -= n) {
 		want = remain < WS_IO_CHUNK ? (size_t)remain : WS_IO_CHUNK;
 		n = ws_export_read(x, fd, map, &mode, want,
 		    st.st_size - remain);
-		if (mode != 0 && map != NULL) {
-			munmap(map, (size_t)st.st_size);
-			map = NULL;
-		}
+		if (mode != 0)
+			ws_read_unmap(&map, st.st_size);
 		if (n == -1) {
 			r = ws_errno_code(errno);
 			goto out;
@@ -911,8 +942,7 @@ ws_export_file(struct ws_export *x, int dirfd, const char *name,
 	}
 	r = 0;
 out:
-	if (map != NULL)
-		munmap(map, (size_t)st.st_size);
+	ws_read_unmap(&map, st.st_size);
 	close(fd);
 	return r;
 }
