@@ -36,6 +36,14 @@
 # sides, since each side followed a different number of deletions.
 # A machine replaced by a new one restores onto a fresh disk, which is
 # the case this times.
+# The page cache: both sides of a pair start from the same state.  A
+# checkpoint and tar -c read the home either cold (every file's pages
+# dropped first: a home a restore wrote and nobody read since, as
+# guestd writes large files past the cache) or warm (every file read
+# first: a home the bots just used); both are timed and printed.  A
+# restore and tar -x read their archive cold (serve's revision is
+# dropped from the cache as it is written; tar's file is dropped the
+# same way) and write into a fresh directory.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -43,7 +51,7 @@ MB=${BENCH_MB:-256}
 REPS=${BENCH_REPS:-3}
 
 free_mb=$(df -Pm "$B_T" | awk 'NR == 2 { print $4 }')
-need_mb=$((MB * (6 + 2 * REPS)))
+need_mb=$((MB * (6 + 4 * REPS)))
 [ "$free_mb" -ge "$need_mb" ] ||
     b_die "needs $need_mb MiB free under $B_T, has $free_mb"
 
@@ -130,6 +138,24 @@ fingerprint() {
 }
 
 us() { echo "${EPOCHREALTIME/./}"; }
+# cache cold|warm PATH...: drop every file's pages (after a sync: dirty
+# pages stay), or read every file once.
+cache() {
+	local how=$1
+	shift
+	sync
+	if [ "$how" = warm ]; then
+		find "$@" -type f -print0 | xargs -0 cat > /dev/null
+		return
+	fi
+	find "$@" -type f -print0 | python3 -c '
+import os, sys
+for p in sys.stdin.buffer.read().split(b"\0"):
+    if p:
+        fd = os.open(p, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)'
+}
 run_ckpt() {
 	ctl checkpoint bench >/dev/null || b_die "checkpoint failed"
 }
@@ -179,23 +205,34 @@ run_restore > /dev/null
 [ "$(fingerprint "$HOME_DIR")" = "$want" ] || b_die "the restored home differs"
 echo "bench: the restored home and the tar copy are identical to the source"
 
-for f in ckpt unch tarc tarcs tarx tarxs rwall rimp; do : > "$B_T/t-$f"; done
+for f in ckpt unch tarc tarcs wckpt wtarc wtarcs tarx tarxs rwall rimp; do
+	: > "$B_T/t-$f"
+done
 G_HWM=0
-for r in $(seq 1 "$REPS"); do
-	echo "$r" > "$HOME_DIR/bots/alice/changed.txt"
+# time_ckpt FILE-PREFIX: a checkpoint of a changed home, then tar -c of
+# it, each from the cache state STATE.
+time_ckpt() {
+	local pre=$1 state=$2 r=$3 t0 t1 t2
+	echo "$r$pre" > "$HOME_DIR/bots/alice/changed.txt"
 	chown "$OWNER" "$HOME_DIR/bots/alice/changed.txt"
-	sync
+	cache "$state" "$HOME_DIR"
 	t0=$(us); run_ckpt; t1=$(us)
-	echo $((t1 - t0)) >> "$B_T/t-ckpt"
-	t0=$(us); run_ckpt; t1=$(us)
-	echo $((t1 - t0)) >> "$B_T/t-unch"
-	rm -f "$TARD/home.tar"
-	sync
+	echo $((t1 - t0)) >> "$B_T/t-${pre}ckpt"
+	if [ -z "$pre" ]; then
+		t0=$(us); run_ckpt; t1=$(us)
+		echo $((t1 - t0)) >> "$B_T/t-unch"
+	fi
+	set_aside "$TARD/home.tar"
+	cache "$state" "$HOME_DIR"
 	t0=$(us); run_tar_c; t1=$(us); sync "$TARD/home.tar"; t2=$(us)
-	echo $((t1 - t0)) >> "$B_T/t-tarc"
-	echo $((t2 - t0)) >> "$B_T/t-tarcs"
+	echo $((t1 - t0)) >> "$B_T/t-${pre}tarc"
+	echo $((t2 - t0)) >> "$B_T/t-${pre}tarcs"
+}
+for r in $(seq 1 "$REPS"); do
+	time_ckpt "" cold "$r"
+	time_ckpt w warm "$r"
 	run_tar_x_clean
-	sync
+	cache cold "$TARD/home.tar"
 	t0=$(us); run_tar_x; t1=$(us); sync -f "$TARD/x"; t2=$(us)
 	echo $((t1 - t0)) >> "$B_T/t-tarx"
 	echo $((t2 - t0)) >> "$B_T/t-tarxs"
@@ -205,9 +242,11 @@ for r in $(seq 1 "$REPS"); do
 	read -r wall imp < "$B_T/rr"
 	echo "$wall" >> "$B_T/t-rwall"
 	echo $((imp * 1000)) >> "$B_T/t-rimp"
-	printf 'bench: rep %d: checkpoint %.2f s (unchanged %.2f), tar -c %.2f s (then sync %.2f); restore %.2f s (import %.2f), tar -x %.2f s (then sync %.2f)\n' \
-	    "$r" "$(tail -1 "$B_T/t-ckpt")e-6" "$(tail -1 "$B_T/t-unch")e-6" \
+	printf 'bench: rep %d: checkpoint cold %.2f s, warm %.2f s (unchanged %.2f); tar -c cold %.2f s (then sync %.2f), warm %.2f s (then sync %.2f); restore %.2f s (import %.2f), tar -x %.2f s (then sync %.2f)\n' \
+	    "$r" "$(tail -1 "$B_T/t-ckpt")e-6" "$(tail -1 "$B_T/t-wckpt")e-6" \
+	    "$(tail -1 "$B_T/t-unch")e-6" \
 	    "$(tail -1 "$B_T/t-tarc")e-6" "$(tail -1 "$B_T/t-tarcs")e-6" \
+	    "$(tail -1 "$B_T/t-wtarc")e-6" "$(tail -1 "$B_T/t-wtarcs")e-6" \
 	    "$wall"e-6 "$imp"e-3 "$(tail -1 "$B_T/t-tarx")e-6" \
 	    "$(tail -1 "$B_T/t-tarxs")e-6"
 done
@@ -218,22 +257,29 @@ S_HWM=$(hwm "${B_PID[serve]}")
 awk -v b="$bytes" -v n="$nfiles" -v reps="$REPS" \
     -v ck="$(b_median < "$B_T/t-ckpt")" -v un="$(b_median < "$B_T/t-unch")" \
     -v tc="$(b_median < "$B_T/t-tarc")" -v tcs="$(b_median < "$B_T/t-tarcs")" \
+    -v wck="$(b_median < "$B_T/t-wckpt")" \
+    -v wtc="$(b_median < "$B_T/t-wtarc")" \
+    -v wtcs="$(b_median < "$B_T/t-wtarcs")" \
     -v tx="$(b_median < "$B_T/t-tarx")" -v txs="$(b_median < "$B_T/t-tarxs")" \
     -v rw="$(b_median < "$B_T/t-rwall")" \
     -v ri="$(b_median < "$B_T/t-rimp")" -v sh="$S_HWM" -v gh="$G_HWM" 'BEGIN {
 	mib = b / 1048576
 	printf "\nhome checkpoint/restore: %d files, %.0f MiB, median of %d\n", n, mib, reps
-	printf "  checkpoint                 %7.2f s  %7.1f MiB/s\n", ck / 1e6, mib / (ck / 1e6)
-	printf "  checkpoint, nothing changed %6.2f s  %7.1f MiB/s\n", un / 1e6, mib / (un / 1e6)
-	printf "  tar -c to a file           %7.2f s  %7.1f MiB/s\n", tc / 1e6, mib / (tc / 1e6)
-	printf "  tar -c, then sync the file %7.2f s  %7.1f MiB/s\n", tcs / 1e6, mib / (tcs / 1e6)
-	printf "  restore (import)           %7.2f s  %7.1f MiB/s\n", ri / 1e6, mib / (ri / 1e6)
+	printf "  checkpoint, home cold         %7.2f s  %7.1f MiB/s\n", ck / 1e6, mib / (ck / 1e6)
+	printf "  tar -c, home cold             %7.2f s  %7.1f MiB/s\n", tc / 1e6, mib / (tc / 1e6)
+	printf "  tar -c then sync, home cold   %7.2f s  %7.1f MiB/s\n", tcs / 1e6, mib / (tcs / 1e6)
+	printf "  checkpoint, home warm         %7.2f s  %7.1f MiB/s\n", wck / 1e6, mib / (wck / 1e6)
+	printf "  tar -c, home warm             %7.2f s  %7.1f MiB/s\n", wtc / 1e6, mib / (wtc / 1e6)
+	printf "  tar -c then sync, home warm   %7.2f s  %7.1f MiB/s\n", wtcs / 1e6, mib / (wtcs / 1e6)
+	printf "  checkpoint, nothing changed   %7.2f s  %7.1f MiB/s\n", un / 1e6, mib / (un / 1e6)
+	printf "  restore (import)              %7.2f s  %7.1f MiB/s\n", ri / 1e6, mib / (ri / 1e6)
 	printf "  restore (first call, start + import) %.2f s\n", rw / 1e6
-	printf "  tar -x from the file       %7.2f s  %7.1f MiB/s\n", tx / 1e6, mib / (tx / 1e6)
-	printf "  tar -x, then sync -f       %7.2f s  %7.1f MiB/s\n", txs / 1e6, mib / (txs / 1e6)
-	printf "  throughput ratio checkpoint/(tar -c, then sync)  %5.2f  (both durable: the anchor)\n", tcs / ck
-	printf "  throughput ratio checkpoint/tar -c                %5.2f  (tar not durable yet)\n", tc / ck
-	printf "  throughput ratio restore/(tar -x, then sync -f)   %5.2f  (both durable: the anchor; first call: %.2f)\n", txs / ri, txs / rw
-	printf "  throughput ratio restore/tar -x                   %5.2f  (tar not durable yet; first call: %.2f)\n", tx / ri, tx / rw
+	printf "  tar -x from the file          %7.2f s  %7.1f MiB/s\n", tx / 1e6, mib / (tx / 1e6)
+	printf "  tar -x, then sync -f          %7.2f s  %7.1f MiB/s\n", txs / 1e6, mib / (txs / 1e6)
+	printf "  throughput ratio checkpoint/(tar -c, then sync), cold  %5.2f  (both durable: the anchor)\n", tcs / ck
+	printf "  throughput ratio checkpoint/(tar -c, then sync), warm  %5.2f  (both durable: the anchor)\n", wtcs / wck
+	printf "  throughput ratio checkpoint/tar -c, cold / warm        %5.2f / %.2f  (tar not durable yet)\n", tc / ck, wtc / wck
+	printf "  throughput ratio restore/(tar -x, then sync -f)        %5.2f  (both durable: the anchor; first call: %.2f)\n", txs / ri, txs / rw
+	printf "  throughput ratio restore/tar -x                        %5.2f  (tar not durable yet; first call: %.2f)\n", tx / ri, tx / rw
 	printf "  peak memory: serve %d KiB, guestd %d KiB (VmHWM)\n", sh, gh
 }'
