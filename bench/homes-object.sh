@@ -138,15 +138,35 @@ grep -q "event=home.fetched computer=bench" "$LOG" ||
     b_die "the restore did not come from the bucket"
 echo "bench: the restored home and the baseline copy are identical"
 
-for f in ck bu rs bd; do : > "$B_T/t-$f"; done
+# CPU in clock ticks: the machine's (/proc/stat: all but idle and iowait)
+# and the S3 server's (the node process).  Printed apart, because
+# s3rver reads and writes a multipart object's parts once more when the
+# upload completes (and hashes them), work a real bucket does not bill to
+# the client, while the baseline's chunked PUT (which a real S3 would
+# refuse: it needs a length) is stored as it arrives.
+HZ=$(getconf CLK_TCK)
+ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+s3_ticks() { awk '{ print $14 + $15 }' "/proc/${B_PID[s3]}/stat"; }
+# timed NAME CMD: wall time, the S3 server's CPU and everything else's.
+timed() {
+	local name=$1 t0 t1 a0 a1 s0 s1
+	shift
+	a0=$(ticks); s0=$(s3_ticks); t0=$(us)
+	"$@"
+	t1=$(us); a1=$(ticks); s1=$(s3_ticks)
+	echo $((t1 - t0)) >> "$B_T/t-$name"
+	echo $((s1 - s0)) >> "$B_T/s-$name"
+	echo $((a1 - a0 - (s1 - s0))) >> "$B_T/c-$name"
+}
+for f in ck bu rs bd; do : > "$B_T/t-$f"; : > "$B_T/s-$f"; : > "$B_T/c-$f"; done
 for r in $(seq 1 "$REPS"); do
 	echo "$r" > "$HOME_DIR/bots/alice/changed.txt"
 	chown "$OWNER" "$HOME_DIR/bots/alice/changed.txt"
-	t0=$(us); run_ckpt; t1=$(us); echo $((t1 - t0)) >> "$B_T/t-ck"
-	t0=$(us); run_base_up; t1=$(us); echo $((t1 - t0)) >> "$B_T/t-bu"
+	timed ck run_ckpt
+	timed bu run_base_up
 	pre_restore
-	t0=$(us); run_restore; t1=$(us); echo $((t1 - t0)) >> "$B_T/t-rs"
-	t0=$(us); run_base_down; t1=$(us); echo $((t1 - t0)) >> "$B_T/t-bd"
+	timed rs run_restore
+	timed bd run_base_down
 	printf 'bench: rep %d: checkpoint %.2f s, baseline up %.2f s; restore %.2f s, baseline down %.2f s\n' \
 	    "$r" "$(tail -1 "$B_T/t-ck")e-6" "$(tail -1 "$B_T/t-bu")e-6" \
 	    "$(tail -1 "$B_T/t-rs")e-6" "$(tail -1 "$B_T/t-bd")e-6"
@@ -154,7 +174,11 @@ done
 S_HWM=$(hwm "${B_PID[serve]}")
 awk -v b="$bytes" -v reps="$REPS" -v ck="$(b_median < "$B_T/t-ck")" \
     -v bu="$(b_median < "$B_T/t-bu")" -v rs="$(b_median < "$B_T/t-rs")" \
-    -v bd="$(b_median < "$B_T/t-bd")" -v sh="$S_HWM" 'BEGIN {
+    -v bd="$(b_median < "$B_T/t-bd")" -v sh="$S_HWM" -v hz="$HZ" \
+    -v sck="$(b_median < "$B_T/s-ck")" -v cck="$(b_median < "$B_T/c-ck")" \
+    -v sbu="$(b_median < "$B_T/s-bu")" -v cbu="$(b_median < "$B_T/c-bu")" \
+    -v srs="$(b_median < "$B_T/s-rs")" -v crs="$(b_median < "$B_T/c-rs")" \
+    -v sbd="$(b_median < "$B_T/s-bd")" -v cbd="$(b_median < "$B_T/c-bd")" 'BEGIN {
 	mib = b / 1048576
 	printf "\nobject home store: %.0f MiB, median of %d\n", mib, reps
 	printf "  checkpoint (seal + upload)        %7.2f s %7.1f MiB/s\n", ck / 1e6, mib / (ck / 1e6)
@@ -162,5 +186,8 @@ awk -v b="$bytes" -v reps="$REPS" -v ck="$(b_median < "$B_T/t-ck")" \
 	printf "  restore (fetch + open + import)   %7.2f s %7.1f MiB/s\n", rs / 1e6, mib / (rs / 1e6)
 	printf "  curl sigv4 | openssl ctr | tar -x  %7.2f s %7.1f MiB/s\n", bd / 1e6, mib / (bd / 1e6)
 	printf "  ratio checkpoint/baseline %.2f (target >= 0.8), restore/baseline %.2f\n", bu / ck, bd / rs
+	printf "  CPU (s), the S3 server / everything else (clients, kernel):\n"
+	printf "    checkpoint %.2f / %.2f, baseline up %.2f / %.2f\n", sck / hz, cck / hz, sbu / hz, cbu / hz
+	printf "    restore    %.2f / %.2f, baseline down %.2f / %.2f\n", srs / hz, crs / hz, sbd / hz, cbd / hz
 	printf "  serve peak memory (VmHWM) %d KiB\n", sh
 }'
