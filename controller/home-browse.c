@@ -524,16 +524,22 @@ hb_job_read(struct hb_job *j)
 	return r;
 }
 
+/*
+ * The byte it writes hands the job back: the task may return at once and
+ * its stack (where the job lives) be reused, so nothing of the job is
+ * touched after it, not even the pipe's number (a stale one closed the
+ * state store's descriptor).  The task closes both ends.
+ */
 static void *
 hb_main(void *arg)
 {
 	struct hb_job	*j = arg;
+	int		 wfd = j->wfd;
 	char		 c = 1;
 
 	j->r = j->fn(j);
-	while (write(j->wfd, &c, 1) == -1 && errno == EINTR)
+	while (write(wfd, &c, 1) == -1 && errno == EINTR)
 		;
-	close(j->wfd);
 	return NULL;
 }
 
@@ -563,6 +569,7 @@ hb_run(struct hb_job *j)
 	while (read(pfd[0], &c, 1) == -1 && errno == EINTR)
 		;
 	close(pfd[0]);
+	close(pfd[1]);
 	return j->r;
 }
 

@@ -159,7 +159,8 @@ sq_code(sqlite3 *db, int rc)
 	case SQLITE_NOMEM:
 		return ERR_NOMEM;
 	default:
-		log_warn("store.sqlite", "rc=%d msg=\"%s\"", rc,
+		log_warn("store.sqlite", "rc=%d xrc=%d errno=%d msg=\"%s\"",
+		    rc, sqlite3_extended_errcode(db), sqlite3_system_errno(db),
 		    sqlite3_errmsg(db));
 		return ERR_STORE;
 	}
@@ -401,7 +402,7 @@ sq_open(void **impl, const char *path, struct errmsg *err)
 out:
 	if (q != NULL) {
 		sq_cache_free(q);
-	sqlite3_close(q->db);
+		sqlite3_close(q->db);
 		free(q);
 	}
 	return r;
