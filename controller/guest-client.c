@@ -947,10 +947,26 @@ static int
 gclient_lws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     void *in, size_t len)
 {
-	struct gclient	*c = lws_get_opaque_user_data(wsi);
+	struct gclient	*c;
 	int		 r;
 
-	if (c == NULL || c->wsi != wsi)
+	/*
+	 * As the vhost's protocols[0], lws (4.1) also calls this with
+	 * LWS_CALLBACK_WSI_DESTROY for every other descriptor of the vhost
+	 * (a task's, curl's): their opaque data is not a client, and may be
+	 * freed by then.  Only our own descriptors' events are ours.
+	 */
+	switch (reason) {
+	case LWS_CALLBACK_RAW_RX_FILE:
+	case LWS_CALLBACK_RAW_WRITEABLE_FILE:
+	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		break;
+	default:
+		return 0;
+	}
+	if (lws_get_protocol(wsi) == NULL ||
+	    lws_get_protocol(wsi)->callback != gclient_lws_cb ||
+	    (c = lws_get_opaque_user_data(wsi)) == NULL || c->wsi != wsi)
 		return 0;
 	r = gclient_lws_event(c, wsi, reason);
 	/* Tasks waiting on this client recheck their state. */

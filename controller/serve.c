@@ -1010,6 +1010,8 @@ serve_notes_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	if (r >= 0)
 		return 0;
 	log_warn("serve.store_watch", "code=%s", err_name(r));
+	/* No pointer to the freed store is left on the closing wsi. */
+	lws_set_opaque_user_data(wsi, NULL);
 	store_free(serve_notes);
 	serve_notes = NULL;
 	return -1;	/* lws closes its dup */
