@@ -27,15 +27,11 @@ mapfile -t xpids < <(b_rk a displays --json | grep -o '"pid":[0-9]*' |
     cut -d: -f2)
 [ "${#xpids[@]}" -eq "$ND" ] || b_die "${#xpids[@]} X servers, not $ND"
 
-# ticks PID: utime + stime; the fields after the ")" that ends comm.
-ticks() {
-	sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
-}
 snapshot() {
 	local p
-	ticks "${B_PID[a]}"
+	b_ticks "${B_PID[a]}"
 	for p in "${xpids[@]}"; do
-		ticks "$p"
+		b_ticks "$p"
 	done
 }
 

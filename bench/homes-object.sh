@@ -145,15 +145,14 @@ echo "bench: the restored home and the baseline copy are identical"
 # the client, while the baseline's chunked PUT (which a real S3 would
 # refuse: it needs a length) is stored as it arrives.
 HZ=$(getconf CLK_TCK)
-ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
-s3_ticks() { awk '{ print $14 + $15 }' "/proc/${B_PID[s3]}/stat"; }
+machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 # timed NAME CMD: wall time, the S3 server's CPU and everything else's.
 timed() {
 	local name=$1 t0 t1 a0 a1 s0 s1
 	shift
-	a0=$(ticks); s0=$(s3_ticks); t0=$(us)
+	a0=$(machine_ticks); s0=$(b_ticks "${B_PID[s3]}"); t0=$(us)
 	"$@"
-	t1=$(us); a1=$(ticks); s1=$(s3_ticks)
+	t1=$(us); a1=$(machine_ticks); s1=$(b_ticks "${B_PID[s3]}")
 	echo $((t1 - t0)) >> "$B_T/t-$name"
 	echo $((s1 - s0)) >> "$B_T/s-$name"
 	echo $((a1 - a0 - (s1 - s0))) >> "$B_T/c-$name"

@@ -167,6 +167,19 @@ b_median() {
 		else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# b_ticks PID...: their CPU (utime + stime) summed, in clock ticks
+# (getconf CLK_TCK a second).  The fields are read after the ")" that
+# ends comm, which may hold spaces; a process gone meanwhile counts 0.
+b_ticks() {
+	local p s t=0
+	for p in "$@"; do
+		s=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null |
+		    awk '{ print $12 + $13 }')
+		[ -z "$s" ] || t=$((t + s))
+	done
+	echo "$t"
+}
+
 # Mean of the numbers on stdin.
 b_mean() {
 	awk '{ s += $1 } END { if (NR) printf "%.1f\n", s / NR; else print "nan" }'

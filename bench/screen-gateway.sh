@@ -43,15 +43,6 @@ done
 
 # ---- helpers -------------------------------------------------------------
 
-ticks() {	# PID...: utime + stime summed
-	local p t=0
-	for p in "$@"; do
-		[ -r "/proc/$p/stat" ] || continue
-		t=$((t + $(sed 's/.*) //' "/proc/$p/stat" |
-		    awk '{ print $12 + $13 }')))
-	done
-	echo "$t"
-}
 pss_kb() {	# PID...: PSS summed, KiB
 	local p k=0
 	for p in "$@"; do
@@ -99,14 +90,14 @@ run_viewer() {
 		idle-start|paint-start)
 			pids=$($pidsf)
 			t0=${EPOCHREALTIME/./}
-			tk0=$(ticks $pids)
+			tk0=$(b_ticks $pids)
 			if [ "$line" = idle-start ]; then
 				printf -v "R_${name}_pss" '%s' "$(pss_kb $pids)"
 			fi
 			;;
 		idle-end*|paint-end*)
 			local k=${keys[$phase]} tk1 t1
-			tk1=$(ticks $pids)
+			tk1=$(b_ticks $pids)
 			t1=${EPOCHREALTIME/./}
 			printf -v "R_${name}_${k}_ticks" '%s' $((tk1 - tk0))
 			printf -v "R_${name}_${k}_us" '%s' $((t1 - t0))

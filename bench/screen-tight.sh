@@ -55,16 +55,6 @@ XWS=$ANCHOR
 [ "$WSPATH" -eq 1 ] && command -v websockify >/dev/null 2>&1 || XWS=0
 HZ=$(getconf CLK_TCK)
 
-ticks() {	# PID...: utime + stime summed
-	local p s t=0
-	for p in "$@"; do
-		# A process may be gone between the test and the read.
-		s=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null |
-		    awk '{ print $12 + $13 }')
-		[ -z "$s" ] || t=$((t + s))
-	done
-	echo "$t"
-}
 tree_pids() {	# PID: it and all its descendants
 	local c
 	echo "$1"
@@ -112,11 +102,11 @@ run() {
 		case "$line" in
 		paint-start)
 			pids=$($pidsf)
-			tk0=$(ticks $pids)
+			tk0=$(b_ticks $pids)
 			t0=${EPOCHREALTIME/./}
 			;;
 		paint-end*)
-			tk1=$(ticks $pids)
+			tk1=$(b_ticks $pids)
 			t1=${EPOCHREALTIME/./}
 			printf -v "R_${name}_ticks" '%s' $((tk1 - tk0))
 			printf -v "R_${name}_us" '%s' $((t1 - t0))
