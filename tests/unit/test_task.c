@@ -22,6 +22,7 @@
 
 #include "err.h"
 #include "task.h"
+#include "unit-loop.h"
 
 static struct lws_context	*ctx;
 static char			 trace[256];
@@ -39,24 +40,13 @@ static int
 setup(void **state)
 {
 	static struct lws_protocols	 protos[2];
-	struct lws_context_creation_info info;
 	struct lws_vhost		*vh;
 
 	(void)state;
 	protos[0] = task_fd_protocol;
 	memset(&protos[1], 0, sizeof protos[1]);
-	memset(&info, 0, sizeof info);
-	info.port = CONTEXT_PORT_NO_LISTEN;
-	info.protocols = protos;
-	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
-	info.gid = -1;
-	info.uid = -1;
-	lws_set_log_level(0, NULL);
-	if ((ctx = lws_create_context(&info)) == NULL)
+	if (unit_loop_new(protos, &ctx, &vh) != 0)
 		return -1;
-	if ((vh = lws_create_vhost(ctx, &info)) == NULL)
-		return -1;
-	task_init(ctx, vh);
 	ntrace = 0;
 	trace[0] = '\0';
 	return 0;
@@ -66,8 +56,7 @@ static int
 teardown(void **state)
 {
 	(void)state;
-	task_shutdown();
-	lws_context_destroy(ctx);
+	unit_loop_end(ctx);
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 
 #include "guest-client.h"
 #include "task.h"
+#include "unit-loop.h"
 
 #define FOREIGN_PROTOCOL	"test-foreign"
 
@@ -61,36 +62,21 @@ static struct lws_protocols	 protos[4];
 static int
 setup(void **state)
 {
-	struct lws_context_creation_info info;
-
 	(void)state;
 	protos[0] = gclient_protocol;
 	protos[1] = task_fd_protocol;
 	protos[2] = (struct lws_protocols){ FOREIGN_PROTOCOL, foreign_cb, 0,
 	    0, 0, NULL, 0 };
 	memset(&protos[3], 0, sizeof protos[3]);
-	memset(&info, 0, sizeof info);
-	info.port = CONTEXT_PORT_NO_LISTEN;
-	info.protocols = protos;
-	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
-	info.gid = -1;
-	info.uid = -1;
-	lws_set_log_level(0, NULL);
-	if ((ctx = lws_create_context(&info)) == NULL)
-		return -1;
-	if ((vh = lws_create_vhost(ctx, &info)) == NULL)
-		return -1;
-	task_init(ctx, vh);
 	foreign_rx = foreign_closed = 0;
-	return 0;
+	return unit_loop_new(protos, &ctx, &vh);
 }
 
 static int
 teardown(void **state)
 {
 	(void)state;
-	task_shutdown();
-	lws_context_destroy(ctx);
+	unit_loop_end(ctx);
 	return 0;
 }
 
@@ -99,7 +85,7 @@ test_foreign_destroy_ignored(void **state)
 {
 	lws_adopt_desc_t	 ad;
 	char			*obj;
-	int			 pfd[2], i;
+	int			 pfd[2];
 	time_t			 end;
 
 	(void)state;
@@ -117,7 +103,7 @@ test_foreign_destroy_ignored(void **state)
 	assert_non_null(lws_adopt_descriptor_vhost_via_info(&ad));
 	assert_int_equal(write(pfd[1], "x", 1), 1);
 	end = time(NULL) + 10;
-	for (i = 0; foreign_closed == 0 && time(NULL) < end; i++)
+	while (foreign_closed == 0 && time(NULL) < end)
 		assert_true(lws_service(ctx, 100) >= 0);
 	assert_int_equal(foreign_rx, 1);
 	assert_int_equal(foreign_closed, 1);
