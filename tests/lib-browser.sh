@@ -19,14 +19,10 @@ rk() {
 }
 
 TB_FIX="$top_srcdir/tests/fixtures/browser-fixture.py"
-# Each test uses its own DevTools ports, away from other tests' and from
-# a browser someone runs by hand on 9222, and below the ephemeral ports
-# (32768 and up) that any connection on this machine may hold.
-: "${GUESTD_CDP_BASE:=$((20000 + ($$ % 1100) * 10))}"
-export GUESTD_CDP_BASE
-# Desktops away from the low slots other X servers on this machine use.
-: "${GUESTD_DISPLAY_FIRST:=$((100 + $$ % 800))}"
-export GUESTD_DISPLAY_FIRST
+# Each test uses its own DevTools ports and desktops (GUESTD_CDP_BASE and
+# GUESTD_DISPLAY_FIRST from its slot, tests/lib.sh): away from other
+# tests', from a browser someone runs by hand on 9222 and from the
+# ephemeral ports (32768 and up) that any connection here may hold.
 
 # tb_fixture NAME MODE [ARGS...]: start a fixture; sets NAME_PORT.
 tb_fixture() {

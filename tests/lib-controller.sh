@@ -11,13 +11,11 @@
 # password stays out of command lines), and the cluster goes at exit.
 
 CTL_DATA="$T/data"
-# Display slots of our own, inherited by the guestd the provider starts, so
-# parallel tests do not race for :1.
-GUESTD_DISPLAY_FIRST=${GUESTD_DISPLAY_FIRST:-$((200 + $$ % 500))}
-export GUESTD_DISPLAY_FIRST
-# As root each computer gets a uid of its own: a range of this test's, so
-# parallel tests (each with its own store) never hand out the same uid.
-: "${LOCAL_UID_RANGE:=$((200000 + ($$ % 990) * 100))-$((200099 + ($$ % 990) * 100))}"
+# The guestd the provider starts inherits this test's display slots
+# (GUESTD_DISPLAY_FIRST, tests/lib.sh).  As root each computer gets a uid
+# of its own: a range of this test's slot, so parallel tests (each with
+# its own store) never hand out the same uid.
+: "${LOCAL_UID_RANGE:=$((200000 + T_SLOT * 100))-$((200099 + T_SLOT * 100))}"
 export LOCAL_UID_RANGE
 # Not root: every computer runs as the test's user, which serve refuses
 # for a second computer unless told (tests/hostile/shared-user.sh).

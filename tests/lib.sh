@@ -29,6 +29,37 @@ fi
 
 T_KILL=""	# more pids for t_cleanup to stop (fixtures a test started)
 
+# A slot of this test's own among the tests running in parallel, held by
+# an flock on /tmp/rakazo-test-slots/K for the test's life (the kernel lets
+# go when the test ends, however it ends).  Display numbers, local uids and
+# loopback ports derive from it, so two tests never pick the same ones;
+# a number derived from $$ would, now and then.
+T_SLOT_DIR=/tmp/rakazo-test-slots
+t_reserve_slot() {
+	mkdir -p "$T_SLOT_DIR" 2>/dev/null && chmod 1777 "$T_SLOT_DIR" 2>/dev/null
+	for k in $(seq 0 63); do
+		f="$T_SLOT_DIR/$k"
+		[ -e "$f" ] || : >>"$f" 2>/dev/null
+		exec {T_SLOT_FD}<"$f" 2>/dev/null || continue
+		if flock -n "$T_SLOT_FD"; then
+			T_SLOT=$k
+			return 0
+		fi
+		exec {T_SLOT_FD}<&-
+	done
+	echo "FAIL: no free test slot in $T_SLOT_DIR" >&2
+	exit 1
+}
+t_reserve_slot
+# Displays :1000+50K.. (guestd counts up from the first; display-limit
+# uses the first 42).  A port base P serves displays on P + display
+# number: 20000+50K.. for debug VNC, 24000+50K.. for DevTools, below the
+# ephemeral ports (32768 and up).
+GUESTD_DISPLAY_FIRST=$((1000 + 50 * T_SLOT))
+T_VNC_BASE=19000
+GUESTD_CDP_BASE=23000
+export GUESTD_DISPLAY_FIRST GUESTD_CDP_BASE
+
 t_cleanup() {
 	rc=$?
 	for p in $T_KILL; do

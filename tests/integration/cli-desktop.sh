@@ -6,8 +6,6 @@
 # act's error form, close; usage errors exit 2 without a server.
 . "$top_srcdir/tests/lib.sh"
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 160) % 500))
-export GUESTD_DISPLAY_FIRST
 t_start_guestd
 
 OUT="$T/out"

@@ -11,8 +11,6 @@ command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
 command -v curl >/dev/null 2>&1 || { echo "# no curl"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "# no python3"; exit 77; }
 : "${XINPUT_RECORDER:?run through make check}"
-GUESTD_DISPLAY_FIRST=$((200 + $$ % 500))
-export GUESTD_DISPLAY_FIRST
 
 # Like t_start_guestd, but the ready FIFO has a second line, compat=PORT.
 t_secret

@@ -17,8 +17,6 @@ command -v xwininfo >/dev/null 2>&1 || { echo "# no xwininfo"; exit 77; }
 : "${XINPUT_RECORDER:?run through make check}"
 : "${XPATTERN:?run through make check}"
 FIX="$top_srcdir/tests/fixtures/upstream-desktop"
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 7) % 500))
-export GUESTD_DISPLAY_FIRST
 
 t_secret
 mkfifo "$T/ready"

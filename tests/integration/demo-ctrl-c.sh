@@ -15,8 +15,6 @@ export TERM_ASSETS=${TERM_ASSETS:-}
 export TMPDIR=$T/tmp
 mkdir -p "$TMPDIR"
 chmod 1777 "$TMPDIR"	# guestd (nobody, as root) makes its X dir there
-# Its desktops away from other tests' (guestd inherits this through serve).
-export GUESTD_DISPLAY_FIRST=$((200 + ($$ + 140) % 500))
 LOG=$T/demo.log
 
 # Its own session and process group, as a terminal's foreground job, with

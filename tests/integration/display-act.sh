@@ -8,8 +8,6 @@
 . "$top_srcdir/tests/lib.sh"
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
 : "${XINPUT_RECORDER:?run through make check}"
-GUESTD_DISPLAY_FIRST=$((200 + $$ % 500))
-export GUESTD_DISPLAY_FIRST
 t_start_guestd
 
 o=$(rk call display.open '{"bot":"alice"}') || t_fail "open: $o"

@@ -4,8 +4,6 @@
 # a fresh one that works.
 . "$top_srcdir/tests/lib.sh"
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 125) % 500))
-export GUESTD_DISPLAY_FIRST
 t_start_guestd
 
 rk call display.open '{"bot":"zed"}' >/dev/null || t_fail "open"

@@ -5,8 +5,6 @@
 # measurement window, not a synchronisation.
 . "$top_srcdir/tests/lib.sh"
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 375) % 500))
-export GUESTD_DISPLAY_FIRST
 t_start_guestd
 
 for b in i1 i2 i3; do

@@ -6,7 +6,6 @@
 # server squatting on the first slot makes guestd move to the next one.
 . "$top_srcdir/tests/lib.sh"
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 250) % 500))
 SANDBOX_TEAM_SCREEN_LIMIT=2
 export GUESTD_DISPLAY_FIRST SANDBOX_TEAM_SCREEN_LIMIT
 
@@ -52,7 +51,6 @@ kill "$GUESTD_PID"; wait "$GUESTD_PID"; GUESTD_PID=""
 # A foreign X server on our first slot: we take the next one.
 unset GUESTD_SCREEN_IDLE_MS SANDBOX_TEAM_SCREEN_LIMIT
 GUESTD_DISPLAY_FIRST=$((GUESTD_DISPLAY_FIRST + 40))
-export GUESTD_DISPLAY_FIRST
 mkfifo "$T/dfd"
 Xvfb ":$GUESTD_DISPLAY_FIRST" -nolisten tcp -displayfd 9 9>"$T/dfd" \
     >/dev/null 2>&1 &

@@ -5,8 +5,6 @@
 # gives a new frame whose damage box covers what was painted.
 . "$top_srcdir/tests/lib.sh"
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 60) % 500))
-export GUESTD_DISPLAY_FIRST
 t_start_guestd
 
 shot() {

@@ -5,9 +5,6 @@
 # fields, bad arguments and stale fences refused with nothing started.
 . "$top_srcdir/tests/lib.sh"
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
-# A slot range of our own so parallel tests do not meet.
-GUESTD_DISPLAY_FIRST=$((200 + $$ % 500))
-export GUESTD_DISPLAY_FIRST
 t_start_guestd
 
 val() {	# json key

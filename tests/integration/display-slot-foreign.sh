@@ -6,8 +6,6 @@
 # would not let Xvfb unlink it).
 . "$top_srcdir/tests/lib.sh"
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
-GUESTD_DISPLAY_FIRST=$((200 + $$ % 500))
-export GUESTD_DISPLAY_FIRST
 N=$GUESTD_DISPLAY_FIRST
 LIVE=/tmp/.X11-unix/X$N
 FOREIGN=/tmp/.X11-unix/X$((N + 1))	# stale, another user's (as root)

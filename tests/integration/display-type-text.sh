@@ -11,8 +11,6 @@
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
 command -v xterm >/dev/null 2>&1 || { echo "# no xterm"; exit 77; }
 : "${XINPUT_RECORDER:?run through make check}"
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 140) % 500))
-export GUESTD_DISPLAY_FIRST
 export LC_ALL=C.UTF-8
 t_start_guestd
 

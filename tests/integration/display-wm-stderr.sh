@@ -16,7 +16,6 @@ exit 3
 WM
 chmod 755 "$T/badwm"
 GUESTD_WM=$T/badwm
-GUESTD_DISPLAY_FIRST=$((200 + $$ % 500))
 export GUESTD_WM GUESTD_DISPLAY_FIRST
 t_start_guestd
 

@@ -19,7 +19,6 @@ done
 command -v xlogo >/dev/null 2>&1 && command -v xwininfo >/dev/null 2>&1 ||
 	{ echo "# no xlogo or xwininfo"; exit 77; }
 GUESTD_WM=$WM
-GUESTD_DISPLAY_FIRST=$((200 + $$ % 500))
 # Xvfb's font path: its built-ins only, whatever fonts are installed.
 printf '#!/bin/sh\nexec Xvfb "$@" -fp built-ins\n' > "$T/xvfb"
 chmod 755 "$T/xvfb"

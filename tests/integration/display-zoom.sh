@@ -7,8 +7,6 @@
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "# no python3"; exit 77; }
 : "${XPATTERN:?run through make check}"
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 13) % 500))
-export GUESTD_DISPLAY_FIRST
 t_start_guestd
 
 o=$(rk call display.open '{"bot":"alice"}') || t_fail "open: $o"

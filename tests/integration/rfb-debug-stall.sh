@@ -11,9 +11,7 @@ command -v python3 >/dev/null 2>&1 || { echo "# no python3"; exit 77; }
 : "${VNCSHOT:?run through make check}"
 : "${XPATTERN:?run through make check}"
 
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 140) % 500))
-export GUESTD_DISPLAY_FIRST
-base=$((20000 + ($$ + 7000) % 12000))	# below the ephemeral ports
+base=$T_VNC_BASE
 t_start_guestd --debug-vnc 127.0.0.1 --debug-vnc-base "$base"
 out=$(rk call display.open '{"bot":"stall","width":1280,"height":800}') ||
 	t_fail "open: $out"

@@ -12,9 +12,7 @@ for bad in 0.0.0.0 10.1.2.3 ::1 localhost; do
 	t_contains "$(cat "$T/bad")" "loopback" "refusal names loopback"
 done
 
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 100) % 500))
-export GUESTD_DISPLAY_FIRST
-base=$((20000 + ($$ % 20000)))
+base=$T_VNC_BASE
 t_start_guestd --debug-vnc 127.0.0.1 --debug-vnc-base "$base"
 out=$(rk call display.open '{"bot":"alice","width":640,"height":480}') ||
 	t_fail "open: $out"

@@ -6,8 +6,6 @@
 . "$top_srcdir/tests/lib.sh"
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
 : "${RFBPROBE:?run through make check}"
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 130) % 500))
-export GUESTD_DISPLAY_FIRST
 deep="$T/data/computers/a-computer-id/tmp"
 # Deep enough for a token-named socket to overflow, shallow enough for any
 # short name to fit.

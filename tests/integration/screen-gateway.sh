@@ -8,8 +8,6 @@
 . "$top_srcdir/tests/lib.sh"
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
 : "${RFBPROBE:?run through make check}"
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 70) % 500))
-export GUESTD_DISPLAY_FIRST
 mkdir -p "$T/pages/sub" "$T/novnc/core"
 echo '<!doctype html><title>hello</title>' >"$T/pages/sub/hello.html"
 echo 'export default 1;' >"$T/novnc/core/rfb.js"

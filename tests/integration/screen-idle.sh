@@ -7,10 +7,8 @@
 . "$top_srcdir/tests/lib.sh"
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
 : "${RFBPROBE:?run through make check}"
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 130) % 500))
-export GUESTD_DISPLAY_FIRST
 t_start_guestd --gateway 127.0.0.1:0 --debug-vnc 127.0.0.1 \
-    --debug-vnc-base $((20000 + ($$ % 20000)))
+    --debug-vnc-base "$T_VNC_BASE"
 gw=$(sed -n 's/.*event=gateway.listening .*port=\([0-9]*\).*/\1/p' \
     "$GUESTD_LOG" | head -n 1)
 

@@ -10,9 +10,7 @@ command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
 : "${RFBPROBE:?run through make check}"
 : "${VNCSHOT:?run through make check}"
 : "${XINPUT_RECORDER:?run through make check}"
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 160) % 500))
-export GUESTD_DISPLAY_FIRST
-base=$((20000 + ($$ + 7) % 20000))
+base=$T_VNC_BASE
 t_start_guestd --gateway 127.0.0.1:0 --debug-vnc 127.0.0.1 \
     --debug-vnc-base "$base" --debug-vnc-control
 gw=$(sed -n 's/.*event=gateway.listening .*port=\([0-9]*\).*/\1/p' \

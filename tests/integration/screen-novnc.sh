@@ -28,8 +28,6 @@ NOVNC_DIR=${NOVNC_DIR:-/usr/share/novnc}
 t_browser_modules
 NOVNC_MODULES=$BROWSER_MODULES
 
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 110) % 500))
-export GUESTD_DISPLAY_FIRST
 
 # The parent page: opens embed pages in iframes and records the states
 # each one posts, in order.

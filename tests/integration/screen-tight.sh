@@ -18,9 +18,7 @@
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
 : "${VNCTIGHT:?run through make check}"
 
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 300) % 500))
-export GUESTD_DISPLAY_FIRST
-base=$((20000 + ($$ + 7000) % 20000))
+base=$T_VNC_BASE
 t_start_guestd --debug-vnc 127.0.0.1 --debug-vnc-base "$base"
 out=$(rk call display.open '{"bot":"alice","width":1280,"height":800}') ||
 	t_fail "open: $out"

@@ -3,8 +3,6 @@
 # alice (capabilities need one), and helpers.
 command -v Xvfb >/dev/null 2>&1 || { echo "# no Xvfb"; exit 77; }
 : "${TERMPROBE:?run through make check}"
-GUESTD_DISPLAY_FIRST=$((200 + ($$ + 170) % 500))
-export GUESTD_DISPLAY_FIRST
 # Session files land here, so a test can see them go.
 mkdir -p "$T/tmp"
 chmod 1777 "$T/tmp"
