@@ -21,6 +21,7 @@
 #include "autoconf.h"
 
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -34,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +57,7 @@
 #define DISPLAY_COOKIE_LEN	16
 #define DISPLAY_MAX_SLOTS	1000	/* slots tried above the first */
 #define DISPLAY_KILL_MS		3000	/* SIGTERM, then SIGKILL after this */
+#define DISPLAY_STOP_WAIT_MS	2000	/* at exit, for all X servers together */
 #define DISPLAY_MIN_SIDE	16
 #define DISPLAY_MAX_SIDE	8192
 #define DISPLAY_START_TRIES	12	/* slots tried when a start fails */
@@ -1313,11 +1316,54 @@ display_set_controlled(struct display *d, int on)
 	d->controlled = on ? 1 : 0;
 }
 
+/*
+ * Wait until deadline (display_wall_ms) for X server d, asked to stop, to
+ * exit, and reap it.  One still running then is killed, and the socket and
+ * lock file it had no time to remove are removed here: left behind, they
+ * would push the next display on this machine up a slot, and another
+ * user's guestd could never reuse the slot.
+ */
+static void
+display_shutdown_wait(struct display *d, uint64_t deadline)
+{
+	struct pollfd	 pfd;
+	uint64_t	 now;
+	char		 path[64];
+	int		 fd, r;
+
+	if ((fd = (int)syscall(SYS_pidfd_open, d->pid, 0)) != -1) {
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		do {
+			now = display_wall_ms();
+			r = poll(&pfd, 1, deadline > now ?
+			    (int)(deadline - now) : 0);
+		} while (r == -1 && errno == EINTR);
+		close(fd);
+	}
+	if (waitpid(d->pid, NULL, WNOHANG) != 0)
+		return;		/* it exited (or is not ours to wait for) */
+	log_warn("display.stop_timeout", "bot=%s slot=%d pid=%ld", d->bot,
+	    d->slot, (long)d->pid);
+	kill(d->pid, SIGKILL);
+	(void)waitpid(d->pid, NULL, 0);
+	snprintf(path, sizeof path, "/tmp/.X11-unix/X%d", d->slot);
+	(void)unlink(path);
+	snprintf(path, sizeof path, "/tmp/.X%d-lock", d->slot);
+	(void)unlink(path);
+}
+
+/*
+ * At exit: every X server is asked to stop and waited for, a bounded
+ * time in all.  A supervisor that stops guestd may kill what is left of
+ * its user right after guestd exits (the local provider's sweep does).
+ */
 void
 display_shutdown(void)
 {
 	struct display	*d;
 	char		 path[PATH_MAX + 8];
+	uint64_t	 deadline;
 
 	LIST_FOREACH(d, &display_list, entry) {
 		if (d->wm_pid > 0)
@@ -1326,6 +1372,11 @@ display_shutdown(void)
 			kill(d->pid, SIGTERM);
 		if (d->authfile[0] != '\0')
 			(void)unlink(d->authfile);
+	}
+	deadline = display_wall_ms() + DISPLAY_STOP_WAIT_MS;
+	LIST_FOREACH(d, &display_list, entry) {
+		if (d->pid > 0)
+			display_shutdown_wait(d, deadline);
 	}
 	if (display_rundir[0] != '\0') {
 		(void)snprintf(path, sizeof path, "%s/twmrc", display_rundir);

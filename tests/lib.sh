@@ -40,7 +40,9 @@ t_reserve_slot() {
 	for k in $(seq 0 63); do
 		f="$T_SLOT_DIR/$k"
 		[ -e "$f" ] || : >>"$f" 2>/dev/null
-		exec {T_SLOT_FD}<"$f" 2>/dev/null || continue
+		# The braces keep 2>/dev/null to this exec: on exec alone it
+		# would stay on the test's stderr for good.
+		{ exec {T_SLOT_FD}<"$f"; } 2>/dev/null || continue
 		if flock -n "$T_SLOT_FD"; then
 			T_SLOT=$k
 			return 0
@@ -56,6 +58,21 @@ t_reserve_slot
 # number: 20000+50K.. for debug VNC, 24000+50K.. for DevTools, below the
 # ephemeral ports (32768 and up).
 GUESTD_DISPLAY_FIRST=$((1000 + 50 * T_SLOT))
+# What an X server of an earlier holder of the slot left when it was
+# killed (-9: no clean-up) would push our displays up a slot: a lock file
+# whose process is gone, a socket without a live lock.  Ours to remove,
+# as the slot is ours; another user's file stays where we may not.
+t_clean_slot_displays() {
+	local n lock pid
+	for n in $(seq "$GUESTD_DISPLAY_FIRST" $((GUESTD_DISPLAY_FIRST + 49))); do
+		lock=/tmp/.X$n-lock
+		pid=$(tr -dc 0-9 2>/dev/null < "$lock")
+		[ -n "$pid" ] && [ -d "/proc/$pid" ] && continue
+		rm -f "$lock" "/tmp/.X11-unix/X$n" 2>/dev/null
+	done
+	return 0
+}
+t_clean_slot_displays
 T_VNC_BASE=19000
 GUESTD_CDP_BASE=23000
 export GUESTD_DISPLAY_FIRST GUESTD_CDP_BASE

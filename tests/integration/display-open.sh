@@ -78,13 +78,24 @@ for bad in '{}' '{"bot":"../x"}' '{"bot":"dave","width":5}' \
 done
 t_not_contains "$(rk call display.list)" dave "bad open started something"
 
-# guestd stopping takes its X servers with it.
-pids=$(rk call display.list | grep -o '"pid":[0-9]*' | cut -d: -f2)
+# guestd stopping takes its X servers with it, and waits for them: once
+# it has exited they are gone, with their sockets and lock files (a
+# supervisor may kill what is left of guestd's user right after, and an X
+# server killed halfway leaves files that push later displays up a slot).
+l=$(rk call display.list)
+pids=$(printf '%s' "$l" | grep -o '"pid":[0-9]*' | cut -d: -f2)
+slots=$(printf '%s' "$l" | grep -o '"slot":[0-9]*' | cut -d: -f2)
+[ -n "$pids" ] && [ -n "$slots" ] || t_fail "no X servers listed: $l"
 kill "$GUESTD_PID"
 wait "$GUESTD_PID"
 GUESTD_PID=""
 for p in $pids; do
-	# PDEATHSIG/atexit delivered SIGTERM; wait for it to go.
-	timeout 5 tail --pid="$p" -f /dev/null || t_fail "Xvfb $p outlived guestd"
+	kill -0 "$p" 2>/dev/null && t_fail "Xvfb $p outlived guestd"
 done
+for s in $slots; do
+	[ -e "/tmp/.X11-unix/X$s" ] && t_fail "guestd left the socket of :$s"
+	[ -e "/tmp/.X$s-lock" ] && t_fail "guestd left the lock file of :$s"
+done
+grep -q 'event=display.stop_timeout' "$GUESTD_LOG" &&
+	t_fail "an X server had to be killed"
 exit 0
