@@ -18,7 +18,9 @@
  * a JWT (three base64url segments, the first "eyJ"), the value of a long
  * option named like a secret (--token X), and the password arguments of
  * a few commands that take one on their command line (mysql -pX,
- * sshpass -p X, curl -u user:X, redis-cli -a X).  Those command rules are
+ * sshpass -p X, curl -u user:X, redis-cli -a X, docker login -p X, aws
+ * configure set NAME X), openssl's pass:X, PEM private-key bodies, Vault
+ * tokens and webhook URLs whose path is the key.  Those command rules are
  * scoped to the command's own words (up to ; | & or a line end) so that
  * ls -p or sort -u are never touched; a false positive may hide one
  * argument, never a whole command.
@@ -44,7 +46,11 @@ enum {
 	REDACT_CMD_MYSQL,	/* mysql*, mariadb*: -pSECRET */
 	REDACT_CMD_SSHPASS,	/* sshpass -p SECRET, until its command */
 	REDACT_CMD_CURL,	/* curl -u/-U/--user/--proxy-user u:SECRET */
-	REDACT_CMD_REDIS	/* redis-cli -a SECRET */
+	REDACT_CMD_REDIS,	/* redis-cli -a SECRET */
+	REDACT_CMD_DOCKER,	/* docker, podman, nerdctl: until "login" */
+	REDACT_CMD_LOGIN,	/* docker login -p SECRET */
+	REDACT_CMD_AWS,		/* aws: until "configure" */
+	REDACT_CMD_AWSCONF	/* aws configure set NAME SECRET */
 };
 
 static int
@@ -199,9 +205,12 @@ redact_key_is_secretn(const char *key, size_t n)
 	/*
 	 * "pass" and "pwd" count as whole components (DB_PASS, smtpPass,
 	 * MYSQL_PWD) but not inside words (bypass, passenger, compass), and
-	 * PWD and OLDPWD are the shell's working directories.
+	 * PWD and OLDPWD are the shell's working directories.  So does "sig",
+	 * a presigned URL's signature (Azure's ?sig=), but not signal or
+	 * design.
 	 */
-	if (redact_component(key, n, "pass") ||
+	if (redact_component(key, n, "pass") || redact_component(key, n,
+	    "sig") ||
 	    (redact_component(key, n, "pwd") && !(n == 3 ||
 	    (n == 6 && redact_find(key, n, "oldpwd", 0) != NULL))))
 		return 1;
@@ -294,14 +303,40 @@ redact_value(struct rw *w, const char *p, int to_eol)
 	return e;
 }
 
-/* "scheme://user:pass@host": mask everything before the last '@'. */
+/*
+ * Webhook URLs whose path is the credential: anyone holding it posts to
+ * the channel.  Host and the path up to the secret part are kept.
+ */
+static const char *const redact_hooks[] = {
+	"hooks.slack.com/services/", "hooks.slack.com/workflows/",
+	"hooks.slack.com/triggers/", "discord.com/api/webhooks/",
+	"discordapp.com/api/webhooks/", NULL
+};
+
+/*
+ * "scheme://user:pass@host": mask everything before the last '@'.  A
+ * webhook URL (redact_hooks): mask its path after the known prefix.
+ */
 static const char *
 redact_url(struct rw *w, const char *word, const char *p)
 {
 	const char	*at = NULL, *e;
+	size_t		 i, m;
 
 	rw_put(w, word, (size_t)(p - word) + 3);
 	p += 3;
+	for (i = 0; redact_hooks[i] != NULL; i++) {
+		m = strlen(redact_hooks[i]);
+		if (redact_find(p, strnlen(p, m), redact_hooks[i], 0) != p)
+			continue;
+		for (e = p + m; !redact_isvalend((unsigned char)*e) &&
+		    *e != '?'; e++)
+			;
+		rw_put(w, p, m);
+		if (e != p + m)
+			rw_mask(w);
+		return e;
+	}
 	for (e = p; *e != '\0' && strchr("/?#\"'<>\\ \t\r\n", *e) == NULL;
 	    e++)
 		if (*e == '@')
@@ -486,6 +521,12 @@ redact_cmd_word(const char *s, size_t n)
 		return REDACT_CMD_CURL;
 	if (n == 9 && strncmp(s, "redis-cli", 9) == 0)
 		return REDACT_CMD_REDIS;
+	if ((n == 6 && strncmp(s, "docker", 6) == 0) ||
+	    (n == 6 && strncmp(s, "podman", 6) == 0) ||
+	    (n == 7 && strncmp(s, "nerdctl", 7) == 0))
+		return REDACT_CMD_DOCKER;
+	if (n == 3 && strncmp(s, "aws", 3) == 0)
+		return REDACT_CMD_AWS;
 	return REDACT_CMD_NONE;
 }
 
@@ -520,11 +561,17 @@ redact_cmd_opt(struct rw *w, const char *s, const char *e)
 	case REDACT_CMD_REDIS:
 		opt = 'a';
 		break;
+	case REDACT_CMD_LOGIN:
+		opt = 'p';	/* docker login -p X; --password X is generic */
+		break;
 	case REDACT_CMD_CURL:
 		userpass = 1;
 		if (redact_is(s, n, "--user") ||
 		    redact_is(s, n, "--proxy-user")) {
-			if ((k = redact_next_arg(e)) == NULL)
+			/* --user=u:X, or --user u:X */
+			if (*e == '=')
+				k = e + 1;
+			else if ((k = redact_next_arg(e)) == NULL)
 				return NULL;
 			rw_put(w, s, (size_t)(k - s));
 			return redact_userpass(w, k);
@@ -576,6 +623,60 @@ redact_secret_opt(const char *s, size_t n)
 	return 0;
 }
 
+/*
+ * A PEM private key: the word [s, e) is "-----BEGIN", its label (on the
+ * same line, up to 64 bytes) ends in "PRIVATE KEY-----" or "PRIVATE KEY
+ * BLOCK-----" (PGP).  The header and the END line are kept, the base64
+ * body and any headers between (Proc-Type, DEK-Info) masked; without an
+ * END line everything to the end of the text is.  NULL: not one.
+ */
+static const char *
+redact_pem(struct rw *w, const char *s, const char *e)
+{
+	const char	*h, *body, *end;
+
+	if ((size_t)(e - s) != 10 || strncmp(s, "-----BEGIN", 10) != 0 ||
+	    *e != ' ')
+		return NULL;
+	for (h = e; *h != '\0' && *h != '\n' && *h != '\r' && *h != '\\' &&
+	    h - e < 64 && strncmp(h, "-----", 5) != 0; h++)
+		;
+	if (strncmp(h, "-----", 5) != 0 ||
+	    redact_find(e, (size_t)(h - e), "private key", 0) == NULL)
+		return NULL;
+	body = h + 5;
+	rw_put(w, s, (size_t)(body - s));
+	if ((end = strstr(body, "-----END")) == NULL)
+		end = body + strlen(body);
+	if (end != body)
+		rw_mask(w);
+	return end;
+}
+
+/*
+ * HashiCorp Vault tokens: "hvs." (service), "hvb." (batch), "hvr."
+ * (recovery) and a long random body.  The word [s, e) is the prefix
+ * without its '.'; returns the token's end, or NULL.
+ */
+static const char *
+redact_vault_end(const char *s, const char *e)
+{
+	const char	*p;
+	int		 up = 0, lo = 0, dg = 0;
+
+	if (e - s != 3 || *e != '.' || (strncmp(s, "hvs", 3) != 0 &&
+	    strncmp(s, "hvb", 3) != 0 && strncmp(s, "hvr", 3) != 0))
+		return NULL;
+	for (p = e + 1; redact_isword((unsigned char)*p); p++) {
+		up |= *p >= 'A' && *p <= 'Z';
+		lo |= *p >= 'a' && *p <= 'z';
+		dg |= *p >= '0' && *p <= '9';
+	}
+	if (p - (e + 1) < 24 || up + lo + dg < 2)
+		return NULL;
+	return p;
+}
+
 /* A word has been read at [s, e); handle what it may start. */
 static const char *
 redact_word(struct rw *w, const char *text, const char *s, const char *e)
@@ -587,8 +688,10 @@ redact_word(struct rw *w, const char *text, const char *s, const char *e)
 
 	if (e[0] == ':' && e[1] == '/' && e[2] == '/')
 		return redact_url(w, s, e);
+	if (s[0] == '-' && (t = redact_pem(w, s, e)) != NULL)
+		return t;
 
-	/* Value shapes: API keys by prefix, JWTs. */
+	/* Value shapes: API keys by prefix, JWTs, Vault tokens. */
 	if ((sh = redact_key_shape(s, n)) != NULL) {
 		rw_put(w, s, strlen(sh->prefix));
 		rw_mask(w);
@@ -598,6 +701,22 @@ redact_word(struct rw *w, const char *text, const char *s, const char *e)
 		rw_mask(w);
 		return t;
 	}
+	if ((t = redact_vault_end(s, e)) != NULL) {
+		rw_put(w, s, 4);
+		rw_mask(w);
+		return t;
+	}
+	/*
+	 * openssl's password arguments: "-pass pass:X" (also -passin,
+	 * -passout, -password); env:, file: and fd: name where it is.
+	 */
+	if (n == 4 && memcmp(s, "pass", 4) == 0 && e[0] == ':' &&
+	    (s == text || redact_isblank((unsigned char)s[-1]) ||
+	    s[-1] == '=' || s[-1] == '\'' || s[-1] == '"') &&
+	    (redact_arg_end(e + 1) != e + 1 || redact_quote_len(e + 1))) {
+		rw_put(w, s, 5);
+		return redact_arg(w, e + 1);
+	}
 
 	/* Commands whose options carry passwords, and those options. */
 	if (s[0] != '-' && (cmd = redact_cmd_word(s, n)) != REDACT_CMD_NONE)
@@ -606,6 +725,17 @@ redact_word(struct rw *w, const char *text, const char *s, const char *e)
 		return t;
 	else if (s[0] != '-' && w->cmd == REDACT_CMD_SSHPASS)
 		w->cmd = REDACT_CMD_NONE;	/* the command it runs */
+	else if (w->cmd == REDACT_CMD_DOCKER && redact_is(s, n, "login"))
+		w->cmd = REDACT_CMD_LOGIN;	/* not docker run -p 80:80 */
+	else if (w->cmd == REDACT_CMD_AWS && redact_is(s, n, "configure"))
+		w->cmd = REDACT_CMD_AWSCONF;
+	else if (w->cmd == REDACT_CMD_AWSCONF && s[0] != '-' &&
+	    redact_key_is_secretn(s, n) &&
+	    (k = redact_next_arg(e)) != NULL) {
+		/* aws configure set aws_secret_access_key X */
+		rw_put(w, s, (size_t)(k - s));
+		return redact_arg(w, k);
+	}
 	if (redact_secret_opt(s, n) && (k = redact_next_arg(e)) != NULL) {
 		rw_put(w, s, (size_t)(k - s));
 		return redact_arg(w, k);

@@ -6,8 +6,8 @@
  *   - "Bearer <tok>" and "Basic <tok>"
  *   - key=value and "key": "value" pairs whose key names a secret
  *     (token, secret, password, passwd, passphrase, key, apikey, api_key,
- *     credential, auth, session, cookie, signature, x-amz-*, and pass or
- *     pwd as a component: DB_PASS, MYSQL_PWD)
+ *     credential, auth, session, cookie, signature, x-amz-*, and pass,
+ *     pwd or sig as a component: DB_PASS, MYSQL_PWD, ?sig=)
  *   - capability paths: /screen/<tok>, /term/<tok>, ?token=<tok>
  *   - by value shape: API keys by prefix (sk-, sk-ant-, ghp_, gho_,
  *     github_pat_, glpat-, xoxb-, xoxp-, AKIA, AIza, sk_live_, npm_, hf_
@@ -15,7 +15,12 @@
  *   - long options named like a secret with a separate value
  *     (--token X, --password X, --client-secret X)
  *   - command-line passwords: mysql/mariadb -pX, sshpass -p X,
- *     curl -u/--user user:X, redis-cli -a X (within that command only)
+ *     curl -u/--user[=]user:X, redis-cli -a X, docker/podman/nerdctl
+ *     login -p X, aws configure set <secret-name> X (within that command
+ *     only), and openssl's pass:X anywhere
+ *   - PEM private-key blocks (the body between BEGIN and END lines),
+ *     HashiCorp Vault tokens (hvs., hvb., hvr.), Slack and Discord
+ *     webhook URLs (their path), presigned URLs' sig= and X-Amz-*
  * The mask is the literal "[REDACTED]".
  */
 #ifndef COMMON_REDACT_H

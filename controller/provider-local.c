@@ -28,6 +28,7 @@
  */
 #include "autoconf.h"
 
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -39,6 +40,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +62,15 @@
 /* The provider's own state (p->impl). */
 struct local_cfg {
 	int	 isolated;		/* a uid per computer */
+	int	 private_proc;		/* /proc of its own, hidepid */
 	uid_t	 lo, hi;		/* the range, inclusive */
+};
+
+/* guestd's environment (local_env_new), and what of it we allocated. */
+struct local_env {
+	char	**v;
+	size_t	  n;
+	char	 *own[2];		/* TMPDIR=, GUESTD_SECRET= */
 };
 
 struct local_ref {
@@ -169,6 +179,51 @@ local_write_secret(const char *path, char *secret, size_t len)
 
 /* ---- users ------------------------------------------------------------ */
 
+/*
+ * Give the calling process (root, about to become a computer's uid) a
+ * mount namespace of its own with a fresh procfs on /proc mounted
+ * hidepid=invisible: the computer's processes then see only their own
+ * uid's in /proc, so ps shows them no other computer's command lines
+ * (passwords in arguments) and no other computer exists for them at all.
+ * No PID namespace: pids stay the host's, which serve's ref, its
+ * liveness checks and the uid sweep read from its own /proc.
+ * "invisible" is known only to kernels whose procfs mounts are instances
+ * of their own (5.8 and later); an older kernel refuses the mount rather
+ * than apply hidepid to the host's /proc, which shares its superblock.
+ * Async-signal-safe: runs in a forked child.
+ */
+static int
+local_proc_private(void)
+{
+	if (unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    "hidepid=invisible") != 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * Can computers get a private /proc here?  Not in a container without
+ * CAP_SYS_ADMIN, nor on an old kernel: then they start as before and
+ * serve says so once (local.proc_shared).  Once, at start-up.
+ */
+static int
+local_proc_probe(void)
+{
+	pid_t	 pid;
+	int	 status;
+
+	if ((pid = fork()) == -1)
+		return 0;
+	if (pid == 0)
+		_exit(local_proc_private() == 0 ? 0 : 1);
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			return 0;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 static int
 local_init(struct provider *p, struct errmsg *err)
 {
@@ -192,6 +247,10 @@ local_init(struct provider *p, struct errmsg *err)
 	lc->isolated = 1;
 	lc->lo = (uid_t)lo;
 	lc->hi = (uid_t)hi;
+	if ((lc->private_proc = local_proc_probe()) == 0)
+		log_warn("local.proc_shared", "reason=\"no private /proc with "
+		    "hidepid here: each computer can list the others' "
+		    "processes and read their command lines\"");
 	return 0;
 }
 
@@ -573,17 +632,103 @@ local_own_dir(const char *path, uid_t uid, gid_t gid, mode_t mode,
 }
 
 /*
- * The child: own session, logs to a file, exec guestd.  uid >= 0: become
- * it here (guestd then starts unprivileged) with the secret in the
- * environment and tmp as TMPDIR.
+ * guestd's environment, built rather than inherited.  serve's own holds
+ * what the computer must never see: the state store's password
+ * (DATABASE_URL, PGPASSWORD), the object store's keys
+ * (OBJECT_STORAGE_SECRET_ACCESS_KEY, AWS_*), the API token; and any
+ * command of the computer reads its guestd's /proc/PID/environ.  So only
+ * names on this list pass: PATH, HOME, LANG, LANGUAGE, LC_*, TZ, TMPDIR,
+ * guestd's settings (GUESTD_*, man/guestd.8) and the sanitizers' options
+ * of a checked build.  Of GUESTD_*, the secret and the user are ours
+ * alone: serve's would override them.
+ */
+static int
+local_env_keep(const char *kv)
+{
+	static const char *const names[] = { "PATH", "HOME", "LANG",
+	    "LANGUAGE", "TZ", "TMPDIR", "ASAN_OPTIONS", "LSAN_OPTIONS",
+	    "UBSAN_OPTIONS", NULL };
+	static const char *const ours[] = { "GUESTD_SECRET",
+	    "GUESTD_SECRET_FILE", "GUESTD_USER", NULL };
+	const char	*eq;
+	size_t		 n, i;
+
+	if ((eq = strchr(kv, '=')) == NULL)
+		return 0;
+	n = (size_t)(eq - kv);
+	for (i = 0; ours[i] != NULL; i++)
+		if (strlen(ours[i]) == n && strncmp(kv, ours[i], n) == 0)
+			return 0;
+	for (i = 0; names[i] != NULL; i++)
+		if (strlen(names[i]) == n && strncmp(kv, names[i], n) == 0)
+			return 1;
+	return strncmp(kv, "LC_", 3) == 0 || strncmp(kv, "GUESTD_", 7) == 0;
+}
+
+/* "name=value", allocated. */
+static char *
+local_kv(const char *name, const char *value)
+{
+	size_t	 a = strlen(name), b = strlen(value);
+	char	*s = xmalloc(a + b + 2);
+
+	memcpy(s, name, a);
+	s[a] = '=';
+	memcpy(s + a + 1, value, b + 1);
+	return s;
+}
+
+/* tmp, secret: NULL to leave out (the shared user's guestd). */
+static void
+local_env_new(struct local_env *env, const char *tmp, const char *secret)
+{
+	extern char	**environ;
+	size_t		  i, cap = 3;
+
+	memset(env, 0, sizeof *env);
+	for (i = 0; environ[i] != NULL; i++)
+		cap++;
+	env->v = xcalloc(cap, sizeof *env->v);
+	for (i = 0; environ[i] != NULL; i++)
+		if (local_env_keep(environ[i]) && (tmp == NULL ||
+		    strncmp(environ[i], "TMPDIR=", 7) != 0))
+			env->v[env->n++] = environ[i];
+	if (tmp != NULL) {
+		env->own[0] = local_kv("TMPDIR", tmp);
+		env->v[env->n++] = env->own[0];
+	}
+	if (secret != NULL) {
+		env->own[1] = local_kv("GUESTD_SECRET", secret);
+		env->v[env->n++] = env->own[1];
+	}
+	env->v[env->n] = NULL;
+}
+
+static void
+local_env_free(struct local_env *env)
+{
+	if (env->own[1] != NULL)
+		token_wipe(env->own[1], strlen(env->own[1]));
+	free(env->own[0]);
+	free(env->own[1]);
+	free(env->v);
+	memset(env, 0, sizeof *env);
+}
+
+/*
+ * The child: own session, logs to a file, exec guestd with env (never
+ * serve's own environment, local_env_keep).  uid >= 0: become it here
+ * (guestd then starts unprivileged), in a mount namespace with a /proc
+ * of its own where the provider can (local_proc_private); env then holds
+ * the secret and the private TMPDIR.
  */
 static void
 local_exec_guestd(struct provider *p, const char *dir, const char *home,
-    const char *secretp, const char *ready, long uid, const char *tmp,
-    const char *secret)
+    const char *secretp, const char *ready, long uid, char **env)
 {
-	char	 logp[PATH_MAX];
-	int	 fd;
+	const struct local_cfg	*lc = p->impl;
+	char			 logp[PATH_MAX];
+	int			 fd;
 
 	(void)setsid();
 	if ((size_t)snprintf(logp, sizeof logp, "%s/guestd.log", dir) >=
@@ -611,6 +756,13 @@ local_exec_guestd(struct provider *p, const char *dir, const char *home,
 		 * execute bit when run from the descriptor. */
 		if (strchr(p->cfg.guestd, '/') != NULL)
 			exe = open(p->cfg.guestd, O_RDONLY | O_CLOEXEC);
+		/* It worked at start-up (local_proc_probe): a failure now
+		 * would start a computer that sees the others. */
+		if (lc->private_proc && local_proc_private() != 0) {
+			fprintf(stderr, "rakazoctl: cannot give the computer "
+			    "a private /proc: %s\n", strerror(errno));
+			_exit(126);
+		}
 		if (setgroups(0, NULL) != 0 ||
 		    setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) != 0 ||
 		    setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) != 0 ||
@@ -619,31 +771,26 @@ local_exec_guestd(struct provider *p, const char *dir, const char *home,
 			    uid);
 			_exit(126);
 		}
-		/* Settings of ours only: a --secret-file or --user from
-		 * serve's environment would override them. */
-		if (unsetenv("GUESTD_SECRET_FILE") != 0 ||
-		    unsetenv("GUESTD_USER") != 0 ||
-		    setenv("TMPDIR", tmp, 1) != 0 ||
-		    setenv("GUESTD_SECRET", secret, 1) != 0)
-			_exit(126);
 		/* A script (no ELF) cannot run from a close-on-exec
 		 * descriptor: then by path, as before. */
 		if (exe >= 0)
-			fexecve(exe, argv, environ);
-		execvp(p->cfg.guestd, argv);
+			fexecve(exe, argv, env);
+		execvpe(p->cfg.guestd, argv, env);
 		fprintf(stderr, "rakazoctl: cannot run %s as uid %ld: %s\n",
 		    p->cfg.guestd, uid, strerror(errno));
 		_exit(127);
-	} else if (geteuid() == 0)
-		execlp(p->cfg.guestd, p->cfg.guestd, "--listen", "127.0.0.1:0",
-		    "--secret-file", secretp, "--workspace", home,
-		    "--ready-file", ready, "--gateway", "127.0.0.1:0",
-		    "--user", p->cfg.guest_user, (char *)NULL);
-	else
-		execlp(p->cfg.guestd, p->cfg.guestd, "--listen", "127.0.0.1:0",
-		    "--secret-file", secretp, "--workspace", home,
-		    "--ready-file", ready, "--gateway", "127.0.0.1:0",
-		    (char *)NULL);
+	} else {
+		char	*argv[] = { (char *)p->cfg.guestd, "--listen",
+		    "127.0.0.1:0", "--secret-file", (char *)secretp,
+		    "--workspace", (char *)home, "--ready-file", (char *)ready,
+		    "--gateway", "127.0.0.1:0", NULL, NULL, NULL };
+
+		if (geteuid() == 0) {
+			argv[11] = "--user";
+			argv[12] = (char *)p->cfg.guest_user;
+		}
+		execvpe(p->cfg.guestd, argv, env);
+	}
 	_exit(127);
 }
 
@@ -713,6 +860,7 @@ local_start(struct provider *p, struct store_computer *c, struct errmsg *err)
 	char		 ready[PATH_MAX], secret[TOKEN_STRLEN + 1];
 	char		 tmp[PATH_MAX], tmpdir[PATH_MAX];
 	struct passwd	*pw = NULL;
+	struct local_env env = { NULL, 0, { NULL, NULL } };
 	json_t		*ref = NULL;
 	char		*s = NULL;
 	pid_t		 pid;
@@ -803,14 +951,16 @@ local_start(struct provider *p, struct store_computer *c, struct errmsg *err)
 		errmsg_set(err, r, "cannot create the ready FIFO");
 		goto out;
 	}
+	local_env_new(&env, luid >= 0 ? tmpdir : NULL,
+	    luid >= 0 ? secret : NULL);
 	if ((pid = fork()) == -1) {
 		r = err_from_errno(errno);
 		errmsg_set(err, r, "cannot fork guestd");
 		goto out;
 	}
 	if (pid == 0)
-		local_exec_guestd(p, dir, home, secretp, ready, luid, tmpdir,
-		    secret);
+		local_exec_guestd(p, dir, home, secretp, ready, luid, env.v);
+	local_env_free(&env);
 	token_wipe(secret, sizeof secret);
 	if ((r = local_wait_port(fd, pid, &port, err)) != 0)
 		goto out;
@@ -828,6 +978,7 @@ local_start(struct provider *p, struct store_computer *c, struct errmsg *err)
 	    c->id, (long)pid, port, luid);
 	r = 0;
 out:
+	local_env_free(&env);
 	token_wipe(secret, sizeof secret);
 	if (fd >= 0)
 		close(fd);

@@ -2,8 +2,11 @@
 # Secrets without a secret-looking name (issue 12, item 9): shell tool
 # calls through a real `rakazoctl serve` and guestd whose command lines
 # carry a password option (mysql -pX, sshpass -p X, curl -u user:X,
-# redis-cli -a X), a secret long option (--token X, --password X and their
-# = forms), a DB_PASS=X assignment, an API key known by its prefix or a JWT.
+# curl --user=user:X, redis-cli -a X, docker login -p X, openssl's
+# pass:X, aws configure set aws_secret_access_key X), a secret long
+# option (--token X, --password X and their = forms), a DB_PASS=X
+# assignment, an API key known by its prefix, a JWT, a Vault token, a PEM
+# private key, a Slack webhook or a presigned URL's signature.
 # None of the secret values may reach serve's log, guestd's log, the
 # activity API or any file of the controller's data directory (SQLite and
 # its WAL included), while the rest of each command still does: the
@@ -20,6 +23,7 @@ PAT=github_pat_11ABCDEFG0123456789_abcdefghijklmnopQRS
 XOXB=xoxb-123456789012-1234567890123-AbCdEfGhIjKl
 XOXP=xoxp-2222222222-3333333333-4444444444-ZyXwVu
 AKIA=AKIAIOSFODNN7EXQMPLE
+HVS=hvs.CAESIJlWhXyZ1234abcdEFGHijklMNOP9
 JWT=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk
 # "value|command" pairs; the commands run nothing that prints (":",
 # "true"), and hold no '"' or '\', so they go into JSON as they are.
@@ -46,6 +50,16 @@ CASES=(
 	"${XOXP#xoxp-}|: slack-user $XOXP"
 	"${AKIA#AKIA}|: aws-configure $AKIA us-east-1"
 	"$JWT|: call-api $JWT /v1/me"
+	# issue 26, item 5
+	"CurlEqPw1|: curl --user=carol:CurlEqPw1 http://h.invalid/z"
+	"DockLogin2|: docker login -u bob -p DockLogin2 reg.invalid"
+	"OsslPass3|: openssl enc -aes-256-cbc -pass pass:OsslPass3 -in f"
+	"AwsConf4|: aws configure set aws_secret_access_key AwsConf4"
+	"PemBody5xyz|: -----BEGIN RSA PRIVATE KEY----- PemBody5xyz -----END RSA PRIVATE KEY-----"
+	"SlackHook6|: notify https://hooks.slack.com/services/T01/B02/SlackHook6"
+	"AzSig7val|: fetch 'https://a.blob.core.windows.net/c/b?sv=1&sig=AzSig7val&sp=r'"
+	"AmzSig8val|: fetch 'https://b.s3.amazonaws.com/k?X-Amz-Date=1&X-Amz-Signature=AmzSig8val'"
+	"${HVS#hvs.}|: vault-use $HVS"
 )
 # What must survive: the commands' non-secret parts.
 KEEP=(
@@ -54,6 +68,10 @@ KEEP=(
 	"gh-tool --token" "--verbose" "app --password" "--user=carol"
 	"DB_PASS=" "openai-cli use sk-" "git-push-with ghp_" "slack-post xoxb-"
 	"aws-configure AKIA" "us-east-1" "call-api" "/v1/me"
+	"curl --user=carol:" "docker login -u bob -p" "reg.invalid"
+	"-pass pass:" "-in f" "aws configure set aws_secret_access_key"
+	"-----BEGIN RSA PRIVATE KEY-----" "-----END RSA PRIVATE KEY-----"
+	"https://hooks.slack.com/services/" "X-Amz-Signature=" "vault-use hvs."
 )
 
 ctl_start

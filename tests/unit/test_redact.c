@@ -231,6 +231,105 @@ test_jwt(void **state)
 	check("eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0. ok", "[REDACTED] ok");
 }
 
+/*
+ * More shapes that carry no secret-looking name (issue 26): one row per
+ * form, the input and what the log must read instead.
+ */
+static const struct shape_case {
+	const char	*in;
+	const char	*want;
+} shape_cases[] = {
+	/* curl's --user and --proxy-user with '=' */
+	{ "curl --user=u:Xc1pw https://h/x",
+	  "curl --user=u:[REDACTED] https://h/x" },
+	{ "curl -s --proxy-user=p:Xc2pw -x p h",
+	  "curl -s --proxy-user=p:[REDACTED] -x p h" },
+	{ "curl --user='u:X c3' h", "curl --user='[REDACTED]' h" },
+	/* docker login and its kin */
+	{ "docker login -p Dk1pw -u bob reg.io",
+	  "docker login -p [REDACTED] -u bob reg.io" },
+	{ "docker login -u bob -pDk2pw reg.io",
+	  "docker login -u bob -p[REDACTED] reg.io" },
+	{ "docker --config /c login -p 'Dk 3' r",
+	  "docker --config /c login -p '[REDACTED]' r" },
+	{ "podman login --password Pd4pw q", "podman login --password "
+	  "[REDACTED] q" },
+	{ "nerdctl login -p Nd5pw r", "nerdctl login -p [REDACTED] r" },
+	/* openssl's pass: arguments */
+	{ "openssl enc -aes-256-cbc -pass pass:Os1pw -in f",
+	  "openssl enc -aes-256-cbc -pass pass:[REDACTED] -in f" },
+	{ "openssl rsa -passin pass:Os2pw -passout pass:'Os 3'",
+	  "openssl rsa -passin pass:[REDACTED] -passout pass:'[REDACTED]'" },
+	{ "openssl pkcs12 -password=pass:Os4pw",
+	  "openssl pkcs12 -password=[REDACTED]" },
+	/* aws configure set NAME VALUE */
+	{ "aws configure set aws_secret_access_key Aw1sk --profile p",
+	  "aws configure set aws_secret_access_key [REDACTED] --profile p" },
+	{ "aws configure set default.aws_session_token Aw2tk",
+	  "aws configure set default.aws_session_token [REDACTED]" },
+	/* PEM private keys, raw and inside a log_quote()d value */
+	{ "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx\nabc==\n"
+	  "-----END RSA PRIVATE KEY-----\nnext",
+	  "-----BEGIN RSA PRIVATE KEY-----[REDACTED]"
+	  "-----END RSA PRIVATE KEY-----\nnext" },
+	{ "out=\"-----BEGIN OPENSSH PRIVATE KEY-----\\nb3Blbn\\n"
+	  "-----END OPENSSH PRIVATE KEY-----\\n\" x=1",
+	  "out=\"-----BEGIN OPENSSH PRIVATE KEY-----[REDACTED]"
+	  "-----END OPENSSH PRIVATE KEY-----\\n\" x=1" },
+	{ "cat k: -----BEGIN PRIVATE KEY-----\nMIIEvQ",
+	  "cat k: -----BEGIN PRIVATE KEY-----[REDACTED]" },
+	{ "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF\n"
+	  "-----END PGP PRIVATE KEY BLOCK-----",
+	  "-----BEGIN PGP PRIVATE KEY BLOCK-----[REDACTED]"
+	  "-----END PGP PRIVATE KEY BLOCK-----" },
+	/* webhooks whose path is the credential */
+	{ "post https://hooks.slack.com/services/T0001/B0002/Sl1ckSecret ok",
+	  "post https://hooks.slack.com/services/[REDACTED] ok" },
+	{ "url=\"https://hooks.slack.com/workflows/T1/A2/3/Wf2\"",
+	  "url=\"https://hooks.slack.com/workflows/[REDACTED]\"" },
+	{ "https://discord.com/api/webhooks/123/Dc3tok x",
+	  "https://discord.com/api/webhooks/[REDACTED] x" },
+	/* presigned URLs: Azure SAS sig=, S3 X-Amz-Signature= */
+	{ "https://a.blob.core.windows.net/c/b?sv=2022-11-02&sig=Az1%2Bs&sp=r",
+	  "https://a.blob.core.windows.net/c/b?sv=2022-11-02&sig=[REDACTED]"
+	  "&sp=r" },
+	{ "https://b.s3.amazonaws.com/k?X-Amz-Date=20260101T000000Z&"
+	  "X-Amz-Signature=Am1sig&x=1",
+	  "https://b.s3.amazonaws.com/k?X-Amz-Date=[REDACTED]&"
+	  "X-Amz-Signature=[REDACTED]&x=1" },
+	/* Vault tokens */
+	{ "VAULT_TOKEN hvs.CAESIJlWhXyZ1234abcdEFGHijklMNOP ok",
+	  "VAULT_TOKEN hvs.[REDACTED] ok" },
+	{ "vault login hvb.AAAAAQJzZ2V0dGluZ3NfdG9rZW5fYmF0Y2g x",
+	  "vault login hvb.[REDACTED] x" },
+	{ NULL, NULL }
+};
+
+/* ... and their near misses: each passes unchanged. */
+static const char *const shape_plain[] = {
+	"docker run -p 8080:80 img", "docker ps -a; ls -p",
+	"podman build -p x .", "curl --user=alice https://h",
+	"openssl enc -pass env:PW -in f", "openssl rsa -passin file:/p",
+	"tests passed: 5, pass:", "bypass:1",
+	"aws configure set region us-east-1", "aws s3 cp secret.txt s3://b/",
+	"-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----",
+	"-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----",
+	"https://hooks.slack.com/ https://example.com/services/x/y",
+	"signal=15 design=x sigma=2", "hvs.short hvs.abcdefghijklmnopqrstuvwxyz",
+	NULL
+};
+
+static void
+test_more_shapes(void **state)
+{
+	size_t	 i;
+
+	for (i = 0; shape_cases[i].in != NULL; i++)
+		check(shape_cases[i].in, shape_cases[i].want);
+	for (i = 0; shape_plain[i] != NULL; i++)
+		check(shape_plain[i], shape_plain[i]);
+}
+
 /* Near misses: each must pass unchanged (no hidden command). */
 static void
 test_near_misses(void **state)
@@ -349,6 +448,7 @@ main(void)
 		cmocka_unit_test(test_key_shapes),
 		cmocka_unit_test(test_jwt),
 		cmocka_unit_test(test_near_misses),
+		cmocka_unit_test(test_more_shapes),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_linear),
 		cmocka_unit_test(test_key_is_secret),
