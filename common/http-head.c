@@ -85,3 +85,13 @@ http_head_parse(const char *p, size_t n, size_t max, int *status,
 	}
 	return (int)headlen;
 }
+
+int
+http_head_req_framing(int has_length, int has_te)
+{
+	if (has_te && has_length)
+		return ERR_BAD_REQUEST;
+	if (has_te)
+		return ERR_LENGTH_REQUIRED;
+	return 0;
+}

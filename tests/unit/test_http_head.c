@@ -1,7 +1,9 @@
 /*
  * http-head: the status line is exactly "HTTP/1.x NNN" with NNN in
  * 100..599, a Content-Length value is digits or the head is refused, the
- * cap holds with and without the empty line.
+ * cap holds with and without the empty line; a request with both
+ * Content-Length and Transfer-Encoding, or Transfer-Encoding alone, is
+ * refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,12 +76,23 @@ test_parse(void **state)
 	    &status, &clen), ERR_PROTOCOL);
 }
 
+/* A request's framing: a length, nothing, or refused (RFC 9112 6.3). */
+static void
+test_req_framing(void **state)
+{
+	assert_int_equal(http_head_req_framing(0, 0), 0);
+	assert_int_equal(http_head_req_framing(1, 0), 0);
+	assert_int_equal(http_head_req_framing(1, 1), ERR_BAD_REQUEST);
+	assert_int_equal(http_head_req_framing(0, 1), ERR_LENGTH_REQUIRED);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_req_framing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
