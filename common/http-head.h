@@ -23,7 +23,8 @@ int	 http_head_status(const char *p, size_t n, int *status);
 /*
  * The whole head in p[0..n), through its empty line: returns the head's
  * length, 0 for more, ERR_TOO_LARGE past max bytes, ERR_PROTOCOL for a
- * bad status line or Content-Length.  *status gets the code, *clen the
+ * bad status line or Content-Length, a second Content-Length or any
+ * Transfer-Encoding (no caller decodes chunked replies).  *status gets the code, *clen the
  * Content-Length or -1.
  */
 int	 http_head_parse(const char *p, size_t n, size_t max, int *status,

@@ -74,6 +74,18 @@ test_parse(void **state)
 	assert_int_equal(clen, -1);
 	assert_int_equal(http_head_parse("FTP/1.1 200\r\n\r\n", 15, 64,
 	    &status, &clen), ERR_PROTOCOL);
+	/* The body's end in doubt: two lengths, or a transfer coding. */
+	ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+	    "Content-Length: 2\r\n\r\n";
+	assert_int_equal(http_head_parse(ok, strlen(ok), 128, &status,
+	    &clen), ERR_PROTOCOL);
+	ok = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n"
+	    "transfer-encoding: chunked\r\n\r\n";
+	assert_int_equal(http_head_parse(ok, strlen(ok), 128, &status,
+	    &clen), ERR_PROTOCOL);
+	ok = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+	assert_int_equal(http_head_parse(ok, strlen(ok), 128, &status,
+	    &clen), ERR_PROTOCOL);
 }
 
 /* A request's framing: a length, nothing, or refused (RFC 9112 6.3). */
