@@ -21,9 +21,12 @@ conncap_lws_admit(struct conncap *cc, struct lws *wsi, const char *event)
 	unsigned char	 peer[CONNCAP_PEER_MAX];
 	size_t		 len;
 	void		*shed;
+	int		 fd;
 
-	len = conncap_peer(lws_get_socket_fd(wsi), peer);
-	if (conncap_admit(cc, wsi, peer, len, &shed) != 0) {
+	fd = lws_get_socket_fd(wsi);
+	len = conncap_peer(fd, peer);
+	if (conncap_admit(cc, wsi, peer, len, conncap_ready(fd),
+	    lws_now_usecs() / 1000, &shed) != 0) {
 		log_debug(event, "action=refused");
 		return -1;
 	}

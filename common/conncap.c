@@ -12,6 +12,7 @@
 
 #include <netinet/in.h>
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,7 @@ struct conncap_ent {
 	unsigned char		 peer[CONNCAP_PEER_MAX];
 	size_t			 len;
 	int			 trusted;
+	int64_t			 hold_until;	/* ready: not shed before */
 	TAILQ_ENTRY(conncap_ent) entry;
 };
 
@@ -94,6 +96,16 @@ conncap_peer(int fd, unsigned char peer[CONNCAP_PEER_MAX])
 	}
 }
 
+int
+conncap_ready(int fd)
+{
+	char	 buf[4096];
+	ssize_t	 n;
+
+	n = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+	return n >= 4 && memmem(buf, (size_t)n, "\r\n\r\n", 4) != NULL;
+}
+
 static struct conncap_ent *
 conncap_find(const struct conncap *cc, const void *conn)
 {
@@ -116,9 +128,16 @@ conncap_remove(struct conncap *cc, struct conncap_ent *e)
 	free(e);
 }
 
+/* May e be shed now? */
+static int
+conncap_sheddable(const struct conncap_ent *e, int64_t now_ms)
+{
+	return !e->trusted && now_ms >= e->hold_until;
+}
+
 int
 conncap_admit(struct conncap *cc, void *conn, const unsigned char *peer,
-    size_t len, void **shed)
+    size_t len, int ready, int64_t now_ms, void **shed)
 {
 	struct conncap_ent	*e, *oldest = NULL, *oldest_peer = NULL;
 	unsigned		 from_peer = 0;
@@ -128,14 +147,14 @@ conncap_admit(struct conncap *cc, void *conn, const unsigned char *peer,
 		len = CONNCAP_PEER_MAX;
 	TAILQ_FOREACH(e, &cc->ents, entry) {
 		if (e->len != len || memcmp(e->peer, peer, len) != 0) {
-			if (!e->trusted && oldest == NULL)
+			if (oldest == NULL && conncap_sheddable(e, now_ms))
 				oldest = e;
 			continue;
 		}
 		from_peer++;
-		if (!e->trusted && oldest_peer == NULL)
+		if (oldest_peer == NULL && conncap_sheddable(e, now_ms))
 			oldest_peer = e;
-		if (!e->trusted && oldest == NULL)
+		if (oldest == NULL && conncap_sheddable(e, now_ms))
 			oldest = e;
 	}
 	if (from_peer >= cc->per_peer) {
@@ -155,6 +174,7 @@ conncap_admit(struct conncap *cc, void *conn, const unsigned char *peer,
 	e->conn = conn;
 	memcpy(e->peer, peer, len);
 	e->len = len;
+	e->hold_until = ready ? now_ms + CONNCAP_READY_MS : INT64_MIN;
 	TAILQ_INSERT_TAIL(&cc->ents, e, entry);
 	cc->n++;
 	cc->untrusted++;

@@ -16,7 +16,12 @@
  *    shed is the new one refused.
  *
  * A newcomer always gets its turn to send its request: a flood can only
- * push out the flood's own oldest connections.  The bookkeeping is
+ * push out the flood's own oldest connections.  And one whose whole
+ * request had already arrived when it was accepted ("ready") is not shed
+ * for CONNCAP_READY_MS: the server reads it on its next turn.  Without
+ * that, a burst of connections from the flood's address, accepted in one
+ * turn, would shed an honest client accepted among them before a byte of
+ * its request was read.  The bookkeeping is
  * pure; conncap_peer() reads a socket's peer address, and the caller
  * closes what conncap_admit() hands back to shed.
  */
@@ -24,9 +29,12 @@
 #define COMMON_CONNCAP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* A peer address as conncap compares it (an IPv6 address at most). */
 #define CONNCAP_PEER_MAX	16
+/* A ready connection is not shed this long after its accept. */
+#define CONNCAP_READY_MS	1000
 
 struct conncap;
 
@@ -43,13 +51,22 @@ void		 conncap_free(struct conncap *);
 size_t		 conncap_peer(int fd, unsigned char peer[CONNCAP_PEER_MAX]);
 
 /*
- * A new connection conn from peer (len bytes): 0 if admitted, with *shed
+ * Has a connected socket's peer sent a whole request head already (its
+ * blank line is in what can be read without waiting)?  A peek: nothing is
+ * consumed.
+ */
+int		 conncap_ready(int fd);
+
+/*
+ * A new connection conn from peer (len bytes), accepted at now_ms (any
+ * monotonic clock), ready as conncap_ready() says: 0 if admitted, with *shed
  * the connection that must now be closed to make room, or NULL;
  * ERR_BUSY if it must be refused (every place is held by trusted
  * connections).  A shed connection is forgotten at once.
  */
 int		 conncap_admit(struct conncap *, void *conn,
-		    const unsigned char *peer, size_t len, void **shed);
+		    const unsigned char *peer, size_t len, int ready,
+		    int64_t now_ms, void **shed);
 /*
  * conn showed its credential: it is never shed.  ERR_NOT_FOUND if conn
  * is unknown, i.e. it was shed meanwhile (the caller then drops it).

@@ -26,7 +26,8 @@ admit(struct conncap *cc, int i, const unsigned char *peer, int want)
 {
 	void	*shed = &conns[63];
 
-	assert_int_equal(conncap_admit(cc, &conns[i], peer, 4, &shed), want);
+	assert_int_equal(conncap_admit(cc, &conns[i], peer, 4, 0, 1000,
+	    &shed), want);
 	return shed;
 }
 
@@ -93,12 +94,44 @@ test_global(void **state)
 	conncap_free(NULL);
 }
 
+/* A ready connection is not shed within CONNCAP_READY_MS. */
+static void
+test_ready(void **state)
+{
+	struct conncap	*cc = conncap_new(16, 4, 2);
+	void		*shed;
+
+	assert_int_equal(conncap_admit(cc, &conns[0], A, 4, 0, 1000, &shed),
+	    0);
+	assert_int_equal(conncap_admit(cc, &conns[1], A, 4, 1, 1000, &shed),
+	    0);
+	/* The one that is not ready goes, though older ones come first. */
+	assert_int_equal(conncap_admit(cc, &conns[2], A, 4, 0, 1001, &shed),
+	    0);
+	assert_ptr_equal(shed, &conns[0]);
+	assert_int_equal(conncap_admit(cc, &conns[3], A, 4, 0, 1002, &shed),
+	    0);
+	assert_ptr_equal(shed, &conns[2]);
+	/* Only ready ones left, within their time: refused. */
+	assert_int_equal(conncap_admit(cc, &conns[4], A, 4, 1, 1003, &shed),
+	    0);
+	assert_ptr_equal(shed, &conns[3]);
+	assert_int_equal(conncap_admit(cc, &conns[5], A, 4, 0, 1004, &shed),
+	    ERR_BUSY);
+	/* Past it, the oldest goes again. */
+	assert_int_equal(conncap_admit(cc, &conns[5], A, 4, 0,
+	    1000 + CONNCAP_READY_MS, &shed), 0);
+	assert_ptr_equal(shed, &conns[1]);
+	conncap_free(cc);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_per_peer),
 		cmocka_unit_test(test_global),
+		cmocka_unit_test(test_ready),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
