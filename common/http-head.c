@@ -77,11 +77,29 @@ http_head_parse(const char *p, size_t n, size_t max, int *status,
 		nl = memmem(line, (size_t)(end + 2 - line), "\r\n", 2);
 		if (nl == NULL)
 			break;
+		/*
+		 * Two lengths, or a transfer coding (none of our clients
+		 * reads chunked replies): the body's end is in doubt, so
+		 * the reply is refused rather than framed one way of two.
+		 */
+		if ((size_t)(nl - line) >= 18 &&
+		    strncasecmp(line, "Transfer-Encoding:", 18) == 0)
+			return ERR_PROTOCOL;
 		if ((size_t)(nl - line) > 15 &&
 		    strncasecmp(line, "Content-Length:", 15) == 0 &&
-		    (*clen = http_head_clen(line + 15,
-		    (size_t)(nl - line) - 15)) < 0)
+		    (*clen >= 0 || (*clen = http_head_clen(line + 15,
+		    (size_t)(nl - line) - 15)) < 0))
 			return ERR_PROTOCOL;
 	}
 	return (int)headlen;
+}
+
+int
+http_head_req_framing(int has_length, int has_te)
+{
+	if (has_te && has_length)
+		return ERR_BAD_REQUEST;
+	if (has_te)
+		return ERR_LENGTH_REQUIRED;
+	return 0;
 }

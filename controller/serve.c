@@ -64,7 +64,10 @@
 #include <libwebsockets.h>
 
 #include "config.h"
+#include "conncap.h"
+#include "conncap-lws.h"
 #include "err.h"
+#include "http-head.h"
 #include "json.h"
 #include "log.h"
 #include "token.h"
@@ -96,6 +99,14 @@
 #define SERVE_MAX_JOBS		64	/* authenticated requests at once */
 #define SERVE_MAX_PUBLIC	8	/* health checks at once */
 #define SERVE_MAX_CONNS		512	/* API connections, also bounded by fds */
+/*
+ * Who holds those connections (conncap.h): one peer address at most
+ * SERVE_PEER_CONNS, and SERVE_MAX_JOBS places kept for connections that
+ * showed the token.  A newcomer past either bound sheds the oldest
+ * connection that has not (of its own address first), so a flood of
+ * idle or half-sent connections pushes out only itself.
+ */
+#define SERVE_PEER_CONNS	128
 /*
  * lws timeouts.  lws gives a new connection a header table at once, so the
  * header timeout runs from the connection's opening, silent or not; the
@@ -148,6 +159,7 @@ static volatile sig_atomic_t	 serve_stop;
 static int64_t			 serve_tick_ms;
 static unsigned			 serve_njobs, serve_npublic;
 static unsigned			 serve_nconns, serve_max_conns;
+static struct conncap		*serve_cap;
 static int64_t			 serve_body_ms;
 
 /* The capability expiry timer. */
@@ -776,14 +788,32 @@ serve_intake(struct lws *wsi, const char *uri)
 	struct serve_job	*j;
 	char			 method[8];
 	int64_t			 n;
-	int			 public;
+	int			 public, r;
 
 	serve_method(wsi, method, sizeof method);
 	public = serve_req_public(method, uri);
+	/*
+	 * How the body is framed, before anything else: lws reads only
+	 * Content-Length, so a chunked body would be taken for the next
+	 * request on this connection (RFC 9112 6.3).
+	 */
+	if ((r = http_head_req_framing(
+	    lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0,
+	    lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0))
+	    != 0) {
+		log_info("serve.refused", "reason=framing code=%s",
+		    err_name(r));
+		serve_refuse(wsi, r == ERR_LENGTH_REQUIRED ?
+		    HTTP_STATUS_LENGTH_REQUIRED : HTTP_STATUS_BAD_REQUEST, r);
+		return -1;
+	}
 	if (!public && !serve_auth_ok(wsi)) {
 		serve_refuse(wsi, HTTP_STATUS_UNAUTHORIZED, ERR_UNAUTHORIZED);
 		return -1;
 	}
+	/* Shed meanwhile (its close is on its way): drop it now. */
+	if (!public && conncap_trust(serve_cap, wsi) != 0)
+		return -1;
 	if (public ? serve_npublic >= SERVE_MAX_PUBLIC :
 	    serve_njobs >= SERVE_MAX_JOBS) {
 		serve_refuse(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, ERR_BUSY);
@@ -859,12 +889,33 @@ serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
-		/* On the listening socket; user is not ours either. */
-		if (serve_nconns >= serve_max_conns) {
+		/*
+		 * On the listening socket; user is not ours either.  The
+		 * descriptors' own ceiling: conncap admits serve_max_conns,
+		 * and a quarter more may still be closing after a shed.
+		 */
+		if (serve_nconns >= serve_max_conns + serve_max_conns / 4) {
 			log_debug("serve.refused", "reason=connections");
 			return -1;
 		}
 		return 0;
+	case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+		if (conncap_lws_admit(serve_cap, wsi, "serve.conn") != 0) {
+			/* lws 4.1 documents the return as ignored. */
+			lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT,
+			    LWS_TO_KILL_ASYNC);
+			return -1;
+		}
+		return 0;
+	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+		/*
+		 * The API has no websockets, and lws would answer an h2c
+		 * Upgrade 101 before LWS_CALLBACK_HTTP ever checked the
+		 * token: refuse every upgrade.
+		 */
+		log_info("serve.refused", "reason=upgrade");
+		serve_refuse(wsi, HTTP_STATUS_BAD_REQUEST, ERR_BAD_REQUEST);
+		return -1;
 	case LWS_CALLBACK_WSI_CREATE:
 		serve_nconns++;
 		return 0;
@@ -872,6 +923,7 @@ serve_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		/* Also the listener's, never counted in. */
 		if (serve_nconns > 0)
 			serve_nconns--;
+		conncap_gone(serve_cap, wsi);
 		if ((j = lws_get_opaque_user_data(wsi)) != NULL)
 			serve_detach(wsi, j);
 		return 0;
@@ -1177,7 +1229,8 @@ serve_loop_new(void)
 
 /*
  * At most SERVE_MAX_CONNS API connections, and never more than half the
- * descriptors we may open: the rest are for guestd connections, the store
+ * descriptors we may open, counting the quarter more that may still be
+ * closing after a shed: the rest are for guestd connections, the store
  * and the tasks, which a flood of idle connections must not starve.
  */
 static unsigned
@@ -1187,8 +1240,9 @@ serve_conn_limit(void)
 	unsigned	 n = SERVE_MAX_CONNS;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur / 2 < n)
-		n = rl.rlim_cur / 2 > 8 ? (unsigned)(rl.rlim_cur / 2) : 8;
+	    rl.rlim_cur * 2 / 5 < n)
+		n = rl.rlim_cur * 2 / 5 > 8 ? (unsigned)(rl.rlim_cur * 2 / 5) :
+		    8;
 	return n;
 }
 
@@ -1548,6 +1602,10 @@ serve_main(int argc, char **argv)
 	info.timeout_secs_ah_idle = (unsigned)((header_ms + 999) / 1000);
 	info.keepalive_timeout = SERVE_KEEPALIVE_S;
 	serve_max_conns = serve_conn_limit();
+	serve_cap = conncap_new(serve_max_conns,
+	    serve_max_conns > 2 * SERVE_MAX_JOBS ? SERVE_MAX_JOBS :
+	    serve_max_conns / 2, serve_max_conns < SERVE_PEER_CONNS ?
+	    serve_max_conns : SERVE_PEER_CONNS);
 	if ((vh = lws_create_vhost(serve_ctx, &info)) == NULL) {
 		cli_error("CONNECT_FAILED: cannot listen on %s", listen_s);
 		goto out;
@@ -1587,6 +1645,8 @@ out:
 		lws_context_destroy(serve_ctx);
 	}
 	serve_ctx = NULL;
+	conncap_free(serve_cap);
+	serve_cap = NULL;
 	token_wipe(tok, sizeof tok);
 	store_free(serve_notes);
 	serve_notes = NULL;

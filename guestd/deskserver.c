@@ -42,10 +42,13 @@
 #include "base64.h"
 #include "capture.h"
 #include "deskserver.h"
+#include "conncap.h"
+#include "conncap-lws.h"
 #include "display.h"
 #include "err.h"
 #include "exec.h"
 #include "guestd.h"
+#include "http-head.h"
 #include "xtest.h"
 #include "json.h"
 #include "log.h"
@@ -61,6 +64,16 @@
 #define DESKSERVER_QUEUE_MAX	8	/* requests waiting per display */
 #define DESKSERVER_QUEUE_MS		10000	/* how long one may wait its turn */
 #define DESKSERVER_LAUNCH_MS	200	/* a launch that fails fails by then */
+/*
+ * Connections (conncap.h): a peer address holds at most
+ * DESKSERVER_PEER_CONNS, those without the token at most
+ * DESKSERVER_MAX_CONNS - DESKSERVER_RESERVE; past either a newcomer sheds
+ * the oldest without the token.  Small: guestd's fds must stay below
+ * FD_SETSIZE for libvncserver.
+ */
+#define DESKSERVER_MAX_CONNS	64
+#define DESKSERVER_RESERVE	16
+#define DESKSERVER_PEER_CONNS	32
 
 /* ---- argv -> actions ----------------------------------------------------- */
 
@@ -1012,6 +1025,8 @@ static int			 deskserver_port_bound;
 static LIST_HEAD(, deskserver_job) deskserver_jobs =
     LIST_HEAD_INITIALIZER(deskserver_jobs);
 static uint64_t			 deskserver_seq;
+static struct conncap		*deskserver_cap;
+static unsigned			 deskserver_nconns;
 
 void
 deskserver_set_secret(const char *secret)
@@ -1041,6 +1056,8 @@ deskserver_http_status(int code)
 		return HTTP_STATUS_NOT_FOUND;
 	case ERR_METHOD:
 		return HTTP_STATUS_METHOD_NOT_ALLOWED;
+	case ERR_LENGTH_REQUIRED:
+		return HTTP_STATUS_LENGTH_REQUIRED;
 	case ERR_BUSY:
 		return HTTP_STATUS_CONFLICT;
 	case ERR_BAD_REQUEST:
@@ -1927,13 +1944,23 @@ deskserver_on_http(struct deskserver_conn *c, struct lws *wsi, const char *uri)
 	char		 cl[32];
 	unsigned long long len = 0;
 	char		*end;
-	int		 post;
+	int		 post, r;
 
 	if (c->job != NULL || c->out != NULL)
 		return -1;	/* pipelining over a running request */
 	deskserver_conn_reset(c);
 	c->wsi = wsi;
 	post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
+	/* lws reads a body by its length only (http-head.h). */
+	if ((r = http_head_req_framing(
+	    lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0,
+	    lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0))
+	    != 0) {
+		deskserver_verdict(c, r, r == ERR_LENGTH_REQUIRED ?
+		    "chunked bodies are not accepted: send Content-Length" :
+		    "Content-Length and Transfer-Encoding together");
+		c->close_after = 1;
+	}
 	if (strcmp(uri, "/v1/desktop") != 0)
 		deskserver_verdict(c, ERR_NOT_FOUND, "no such path; the endpoint "
 		    "is POST /v1/desktop");
@@ -1942,6 +1969,8 @@ deskserver_on_http(struct deskserver_conn *c, struct lws *wsi, const char *uri)
 	else if (!deskserver_authorized(wsi))
 		deskserver_verdict(c, ERR_UNAUTHORIZED, "a valid Authorization: "
 		    "Bearer token is required");
+	else if (conncap_trust(deskserver_cap, wsi) != 0)
+		return -1;	/* shed meanwhile: its close is on its way */
 	if (lws_hdr_copy(wsi, cl, sizeof cl,
 	    WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0) {
 		len = strtoull(cl, &end, 10);
@@ -2068,6 +2097,28 @@ deskserver_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		return -1;	/* no websockets here */
+	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+		/* Nor h2c: lws would answer it 101 before any token. */
+		return -1;
+	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+		/* The fds' ceiling, with room for sheds still closing. */
+		return deskserver_nconns >= DESKSERVER_MAX_CONNS +
+		    DESKSERVER_MAX_CONNS / 4 ? -1 : 0;
+	case LWS_CALLBACK_WSI_CREATE:
+		deskserver_nconns++;
+		return 0;
+	case LWS_CALLBACK_WSI_DESTROY:
+		if (deskserver_nconns > 0)
+			deskserver_nconns--;
+		conncap_gone(deskserver_cap, wsi);
+		return 0;
+	case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+		if (conncap_lws_admit(deskserver_cap, wsi, "compat.conn") != 0) {
+			lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT,
+			    LWS_TO_KILL_ASYNC);
+			return -1;
+		}
+		return 0;
 	case LWS_CALLBACK_HTTP:
 		if (c == NULL)
 			return -1;
@@ -2105,6 +2156,9 @@ static struct lws_protocols deskserver_protocols[] = {
 int
 deskserver_start(struct lws_context *ctx, const char *host, int port)
 {
+	if (deskserver_cap == NULL)
+		deskserver_cap = conncap_new(DESKSERVER_MAX_CONNS,
+		    DESKSERVER_RESERVE, DESKSERVER_PEER_CONNS);
 	if ((deskserver_vh = loop_listen(ctx, "compat", host, port,
 	    deskserver_protocols)) == NULL)
 		return ERR_CONNECT;

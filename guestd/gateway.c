@@ -29,15 +29,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <jansson.h>
 #include <libwebsockets.h>
 
 #include "capability.h"
+#include "conncap.h"
+#include "conncap-lws.h"
 #include "control.h"
 #include "err.h"
 #include "gateway.h"
+#include "http-head.h"
 #include "log.h"
 #include "loop.h"
 #include "pty.h"
@@ -57,6 +61,17 @@
 #define GW_BACKLOG	(256 * 1024)	/* RFB bytes waiting for the viewer */
 #define GW_UP_SNDBUF	(4 * 1024 * 1024)
 #define GW_URI_MAX	512
+/*
+ * Connections (conncap.h): a peer address holds at most GW_PEER_CONNS;
+ * connections that are not a websocket past its token (pages, a
+ * handshake not yet done, idle keep-alives) at most GW_MAX_CONNS -
+ * GW_RESERVE.  Past either a newcomer sheds the oldest of those, so a
+ * flood pushes out only itself, never a viewer.  guestd's descriptors
+ * must stay below FD_SETSIZE (libvncserver), hence the small numbers.
+ */
+#define GW_MAX_CONNS	256
+#define GW_RESERVE	64
+#define GW_PEER_CONNS	64
 
 enum gw_closer { GW_BY_NONE, GW_BY_CLIENT, GW_BY_UPSTREAM, GW_BY_REVOKED };
 
@@ -98,6 +113,8 @@ static char			 gw_term_dir[PATH_MAX];
 static gateway_term_fn		 gw_term_cb;
 static LIST_HEAD(, gateway_conn) gw_conns = LIST_HEAD_INITIALIZER(gw_conns);
 static unsigned			 gw_nconns;
+static struct conncap		*gw_cap;
+static unsigned			 gw_nwsi;	/* every connection, any state */
 
 static int	gw_cb(struct lws *, enum lws_callback_reasons, void *, void *,
 		    size_t);
@@ -681,6 +698,25 @@ static const char gw_embed_html[] =
 "</script>\n"
 "</body></html>\n";
 
+/*
+ * /favicon.ico, unless the page directory has one: a browser asks for it
+ * on every page load, and a 404 there is noise in every console.  A 16x16
+ * PNG in an ICO container (a screen on its stand).
+ */
+static const unsigned char gw_favicon[] = {
+	0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x10, 0x10, 0x00, 0x00, 0x01, 0x00,
+	0x20, 0x00, 0x63, 0x00, 0x00, 0x00, 0x16, 0x00, 0x00, 0x00, 0x89, 0x50,
+	0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48,
+	0x44, 0x52, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x10, 0x08, 0x06,
+	0x00, 0x00, 0x00, 0x1f, 0xf3, 0xff, 0x61, 0x00, 0x00, 0x00, 0x2a, 0x49,
+	0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0x60, 0x18, 0x3e, 0x40, 0x41, 0x41,
+	0xe1, 0x3f, 0x29, 0x18, 0xab, 0x01, 0xd6, 0x4d, 0xdf, 0x88, 0xc2, 0xa3,
+	0x06, 0x0c, 0x6a, 0x03, 0x28, 0x4a, 0x07, 0x84, 0x0c, 0xa4, 0x38, 0x65,
+	0x0e, 0xde, 0x3c, 0x04, 0x00, 0x84, 0xd1, 0xfb, 0xbf, 0x67, 0x49, 0x3a,
+	0x3f, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60,
+	0x82,
+};
+
 void
 gateway_set_novnc(const char *dir)
 {
@@ -800,6 +836,9 @@ gw_http(struct lws *wsi, const char *uri)
 		if (strcmp(uri, "/embed.html") == 0 && dir == gw_page_dir)
 			return gw_serve_memory(wsi, gw_embed_html,
 			    sizeof gw_embed_html - 1, "text/html; charset=utf-8");
+		if (strcmp(uri, "/favicon.ico") == 0 && dir == gw_page_dir)
+			return gw_serve_memory(wsi, (const char *)gw_favicon,
+			    sizeof gw_favicon, "image/x-icon");
 		return gw_http_status(wsi, HTTP_STATUS_NOT_FOUND);
 	}
 	n = lws_serve_http_file(wsi, path, gw_mime(path), hdr,
@@ -829,6 +868,58 @@ gw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 {
 	struct gateway_conn	*g = user;
 	int			 r;
+
+	/* The connection itself, before the terminal or a viewer sees it. */
+	switch (reason) {
+	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+		/* The fds' ceiling, with room for sheds still closing. */
+		return gw_nwsi >= GW_MAX_CONNS + GW_MAX_CONNS / 4 ? -1 : 0;
+	case LWS_CALLBACK_WSI_CREATE:
+		gw_nwsi++;
+		return 0;
+	case LWS_CALLBACK_WSI_DESTROY:
+		if (gw_nwsi > 0)
+			gw_nwsi--;
+		conncap_gone(gw_cap, wsi);
+		break;
+	case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+		if (conncap_lws_admit(gw_cap, wsi, "gateway.conn") != 0) {
+			lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT,
+			    LWS_TO_KILL_ASYNC);
+			return -1;
+		}
+		break;
+	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+		/*
+		 * Websockets only: lws would answer an h2c Upgrade 101
+		 * before any token was looked at.
+		 */
+		if (in == NULL || strcasecmp((const char *)in, "websocket") != 0)
+			return -1;
+		break;
+	case LWS_CALLBACK_ESTABLISHED:
+		/*
+		 * A screen or terminal websocket passed its token filter:
+		 * never shed.  One shed meanwhile closes on its own.
+		 */
+		(void)conncap_trust(gw_cap, wsi);
+		break;
+	case LWS_CALLBACK_HTTP:
+		/* Pages take no body; a chunked one would run as requests. */
+		if ((r = http_head_req_framing(
+		    lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0,
+		    lws_hdr_total_length(wsi,
+		    WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0)) != 0) {
+			(void)lws_return_http_status(wsi,
+			    r == ERR_LENGTH_REQUIRED ?
+			    HTTP_STATUS_LENGTH_REQUIRED :
+			    HTTP_STATUS_BAD_REQUEST, NULL);
+			return -1;
+		}
+		break;
+	default:
+		break;
+	}
 
 	/* /term/<token> websockets belong to the terminal (pty.c). */
 	if (gw_term_cb != NULL &&
@@ -866,6 +957,8 @@ gateway_start(struct lws_context *ctx, const char *host, int port,
 		if (realpath(page_dir, gw_page_dir) == NULL)
 			return ERR_CONFIG;
 	}
+	if (gw_cap == NULL)
+		gw_cap = conncap_new(GW_MAX_CONNS, GW_RESERVE, GW_PEER_CONNS);
 	if ((gw_vh = loop_listen(ctx, "gateway", host, port,
 	    gw_protocols)) == NULL)
 		return ERR_CONNECT;

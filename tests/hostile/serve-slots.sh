@@ -8,7 +8,8 @@
 # and the next authenticated request is answered.  A streamed upload
 # (PUT .../files) that trickles is cut at the body deadline too.  Last,
 # 600 connections that never complete their headers: at most 512 are held
-# at once, and each is closed by the header timeout.  Between them, a long
+# at once (128 from one address: serve-flood.sh), and each is closed by
+# the header timeout.  Between them, a long
 # poll (no body) lasts its whole 8 s.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "${top_srcdir:-.}/tests/lib-controller.sh"

@@ -1,7 +1,9 @@
 /*
  * http-head: the status line is exactly "HTTP/1.x NNN" with NNN in
  * 100..599, a Content-Length value is digits or the head is refused, the
- * cap holds with and without the empty line.
+ * cap holds with and without the empty line; a request with both
+ * Content-Length and Transfer-Encoding, or Transfer-Encoding alone, is
+ * refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -72,6 +74,28 @@ test_parse(void **state)
 	assert_int_equal(clen, -1);
 	assert_int_equal(http_head_parse("FTP/1.1 200\r\n\r\n", 15, 64,
 	    &status, &clen), ERR_PROTOCOL);
+	/* The body's end in doubt: two lengths, or a transfer coding. */
+	ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+	    "Content-Length: 2\r\n\r\n";
+	assert_int_equal(http_head_parse(ok, strlen(ok), 128, &status,
+	    &clen), ERR_PROTOCOL);
+	ok = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n"
+	    "transfer-encoding: chunked\r\n\r\n";
+	assert_int_equal(http_head_parse(ok, strlen(ok), 128, &status,
+	    &clen), ERR_PROTOCOL);
+	ok = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+	assert_int_equal(http_head_parse(ok, strlen(ok), 128, &status,
+	    &clen), ERR_PROTOCOL);
+}
+
+/* A request's framing: a length, nothing, or refused (RFC 9112 6.3). */
+static void
+test_req_framing(void **state)
+{
+	assert_int_equal(http_head_req_framing(0, 0), 0);
+	assert_int_equal(http_head_req_framing(1, 0), 0);
+	assert_int_equal(http_head_req_framing(1, 1), ERR_BAD_REQUEST);
+	assert_int_equal(http_head_req_framing(0, 1), ERR_LENGTH_REQUIRED);
 }
 
 int
@@ -80,6 +104,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_req_framing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
