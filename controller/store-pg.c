@@ -242,18 +242,20 @@ pg_ready(struct pg *q)
 {
 	struct pollfd	 pfd;
 	struct errmsg	 e;
-	int		 i;
+	int		 i, ok;
 
 	if (q->conn != NULL && PQstatus(q->conn) == CONNECTION_OK) {
 		pfd.fd = PQsocket(q->conn);
 		pfd.events = POLLIN;
-		for (i = 0; i < PG_READY_READS && poll(&pfd, 1, 0) == 1; i++) {
-			if (PQconsumeInput(q->conn) == 0 ||
-			    PQstatus(q->conn) != CONNECTION_OK)
-				break;
-			PQclear(PQgetResult(q->conn));	/* nothing, or NOTIFY */
+		ok = 1;
+		for (i = 0; ok && i < PG_READY_READS &&
+		    poll(&pfd, 1, 0) == 1; i++) {
+			ok = PQconsumeInput(q->conn) != 0 &&
+			    PQstatus(q->conn) == CONNECTION_OK;
+			if (ok)		/* nothing, or NOTIFY */
+				PQclear(PQgetResult(q->conn));
 		}
-		if (PQstatus(q->conn) == CONNECTION_OK)
+		if (ok)
 			return 0;
 	}
 	pg_drop(q);
