@@ -343,7 +343,7 @@ api_files_put(struct api_ctx *x, const char **arg)
 done:
 	json_decref(res);
 	if (ephemeral)
-		(void)lease_release(x->s, l.id);
+		api_leases_end_call(x, &l);
 	free(fa.buf);
 }
 

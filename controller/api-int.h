@@ -50,6 +50,9 @@ int	api_parse_body(struct api_ctx *x);
 int	api_body_name(struct api_ctx *x, const char *key, const char **out);
 /* The integer query parameter key, or def. */
 int64_t	api_query_int(const char *query, const char *key, int64_t def);
+/* A store handle from the requests' pool, and back to it. */
+int	api_store_get(struct api *a, struct store **s, struct errmsg *err);
+void	api_store_put(struct store *s);
 
 /* ---- api-computers.c: /v1/computers[/{id}[/start|stop|activity]] --- */
 
@@ -76,6 +79,16 @@ api_handler	api_computers_activity;
 int	api_leases_take(struct api_ctx *x, const char *computer,
 	    const char *bot, const char *lease, struct store_lease *l,
 	    int *ephemeral);
+/*
+ * Release a call's own lease (api_leases_take()'s ephemeral one).  When
+ * the store fails the release is kept and tried again, at the next
+ * request and from a retry task, until the store takes it: a lease that
+ * nobody will release must not block its bot for the rest of its TTL.
+ */
+void	api_leases_end_call(struct api_ctx *x, const struct store_lease *l);
+/* Releases still owed (a store fault); api_leases_retry() tries them. */
+int	api_leases_owed(void);
+void	api_leases_retry(struct store *s);
 json_t	*api_leases_json(const struct store_lease *l);
 /* The body's optional ttl_ms, or reply and -1. */
 int	api_leases_body_ttl(struct api_ctx *x, int64_t *ttl);

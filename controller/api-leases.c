@@ -12,13 +12,39 @@
 
 #include "err.h"
 #include "json.h"
+#include "log.h"
 #include "token.h"
 #include "api.h"
 #include "api-int.h"
 #include "lease.h"
 #include "store.h"
+#include "task.h"
 
 #define API_CALL_TTL_MS	(10 * 60 * 1000)
+
+/*
+ * Releases of calls' own leases that the store refused (a database that
+ * went away as the call ended, a full disk), kept in this process and
+ * tried again until the store takes them.  Retrying is safe for the
+ * fences: a release deletes only the row of that lease id, so a lease
+ * that lapsed and was granted anew (another id, a higher fence) is never
+ * touched, and no fence goes back.  Bounded: past API_LEASES_OWED_MAX the
+ * oldest is left to its TTL.
+ */
+#define API_LEASES_OWED_MAX		64
+#define API_LEASES_OWED_FIRST_MS	100
+#define API_LEASES_OWED_MAX_MS		1000
+
+struct api_leases_owing {
+	char	 id[STORE_ID_MAX];
+	char	 computer[STORE_ID_MAX];
+	char	 bot[STORE_ID_MAX];
+};
+
+static struct api_leases_owing	 api_leases_owed_tab[API_LEASES_OWED_MAX];
+static int			 api_leases_nowed;
+static int			 api_leases_owed_task_on;
+static struct api		*api_leases_owed_api;
 
 json_t *
 api_leases_json(const struct store_lease *l)
@@ -111,6 +137,112 @@ api_leases_take(struct api_ctx *x, const char *computer, const char *bot,
 		    0, l);
 	*ephemeral = r == 0;
 	return r;
+}
+
+int
+api_leases_owed(void)
+{
+	return api_leases_nowed;
+}
+
+static void
+api_leases_owed_drop(const char *id)
+{
+	int	 i;
+
+	/* In order: the first is the oldest, the one dropped when full. */
+	for (i = 0; i < api_leases_nowed; i++)
+		if (strcmp(api_leases_owed_tab[i].id, id) == 0) {
+			memmove(&api_leases_owed_tab[i],
+			    &api_leases_owed_tab[i + 1],
+			    (size_t)(api_leases_nowed - i - 1) *
+			    sizeof api_leases_owed_tab[0]);
+			api_leases_nowed--;
+			/* The id is a credential: no stale copy stays. */
+			explicit_bzero(&api_leases_owed_tab[api_leases_nowed],
+			    sizeof api_leases_owed_tab[0]);
+			return;
+		}
+}
+
+/*
+ * Try every owed release on s; stop at the first store failure (the
+ * store is still away: the rest would fail the same way).  A release
+ * waits for the store, and other tasks may add or finish entries
+ * meanwhile: each entry is copied, and found again by id after.
+ */
+void
+api_leases_retry(struct store *s)
+{
+	struct api_leases_owing	 o;
+	int			 i, r;
+
+	for (i = 0; i < api_leases_nowed; ) {
+		o = api_leases_owed_tab[i];
+		r = lease_release(s, o.id);
+		if (r != 0 && r != ERR_LEASE_EXPIRED)
+			return;
+		api_leases_owed_drop(o.id);
+		explicit_bzero(o.id, sizeof o.id);
+		log_info("lease.released_late", "computer=%s bot=%s%s",
+		    o.computer, o.bot, r == ERR_LEASE_EXPIRED ?
+		    " gone=1" : "");
+		i = 0;
+	}
+}
+
+/* The retry task: tries again, 100 ms apart doubling to 1 s, until done. */
+static void
+api_leases_owed_task(void *arg)
+{
+	struct store	*s;
+	struct errmsg	 e;
+	int64_t		 wait = API_LEASES_OWED_FIRST_MS;
+
+	(void)arg;
+	while (api_leases_nowed > 0) {
+		if (task_sleep(wait) != 0)
+			break;
+		memset(&e, 0, sizeof e);
+		if (api_store_get(api_leases_owed_api, &s, &e) == 0) {
+			api_leases_retry(s);
+			api_store_put(s);
+		}
+		if (wait < API_LEASES_OWED_MAX_MS)
+			wait *= 2;
+	}
+	api_leases_owed_task_on = 0;
+}
+
+void
+api_leases_end_call(struct api_ctx *x, const struct store_lease *l)
+{
+	struct api_leases_owing	*o;
+	int			 r;
+
+	r = lease_release(x->s, l->id);
+	if (r == 0 || r == ERR_LEASE_EXPIRED)
+		return;
+	/* The lease id is a credential: the log names the bot only. */
+	log_warn("lease.release_failed", "computer=%s bot=%s fence=%lld "
+	    "code=%s retry=1", l->computer, l->bot, (long long)l->fence,
+	    err_name(r));
+	if (api_leases_nowed == API_LEASES_OWED_MAX) {
+		log_warn("lease.release_dropped", "computer=%s bot=%s "
+		    "msg=\"too many owed releases: left to its TTL\"",
+		    api_leases_owed_tab[0].computer,
+		    api_leases_owed_tab[0].bot);
+		api_leases_owed_drop(api_leases_owed_tab[0].id);
+	}
+	o = &api_leases_owed_tab[api_leases_nowed++];
+	snprintf(o->id, sizeof o->id, "%s", l->id);
+	snprintf(o->computer, sizeof o->computer, "%s", l->computer);
+	snprintf(o->bot, sizeof o->bot, "%s", l->bot);
+	api_leases_owed_api = x->a;
+	/* Outside the server's loop (tests) the next request retries. */
+	if (!api_leases_owed_task_on && task_self() != NULL &&
+	    task_spawn(api_leases_owed_task, NULL) == 0)
+		api_leases_owed_task_on = 1;
 }
 
 void

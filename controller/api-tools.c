@@ -128,7 +128,7 @@ api_tools_call(struct api_ctx *x, const char **arg)
 	else
 		api_reply(x, 200, res != NULL ? res : json_object());
 	if (st.ephemeral)
-		(void)lease_release(x->s, st.l.id);
+		api_leases_end_call(x, &st.l);
 }
 
 /* GET /v1/tools */

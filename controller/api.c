@@ -204,9 +204,16 @@ api_health(struct api_ctx *x, const char **arg)
 
 	struct errmsg	 perr;
 	const char	*hmsg = "";
+	json_t		*st;
 	int		 pr, h = 0;
 
 	r = store_schema_version(x->s, &v);
+	/*
+	 * A store that answers reads but refuses writes (a full disk) is
+	 * down for every grant and release: a write is the check.
+	 */
+	if (r == 0)
+		r = store_write_check(x->s);
 	/* The provider's machinery (an engine's socket) is setup too. */
 	pr = provider_check(x->a->prov, &perr);
 	/*
@@ -221,6 +228,11 @@ api_health(struct api_ctx *x, const char **arg)
 	    "state", r == 0 ? "ok" : "failed", "schema", (json_int_t)v,
 	    "home_store", "backend", home_object_enabled() ? "object" :
 	    "local", "state", h == 0 ? "ok" : "failed");
+	if (j != NULL && r != 0) {
+		st = json_object_get(j, "store");
+		json_object_set_new(st, "code", json_string(err_name(r)));
+		json_object_set_new(st, "error", json_string(err_message(r)));
+	}
 	if (j != NULL && h != 0) {
 		json_object_set_new(json_object_get(j, "home_store"), "code",
 		    json_string(err_name(h)));
@@ -360,7 +372,7 @@ api_route_find(const char *method, char **seg, size_t n, const char **arg)
 static struct store	*api_pool[API_STORE_POOL];
 static int		 api_npool;
 
-static int
+int
 api_store_get(struct api *a, struct store **s, struct errmsg *err)
 {
 	if (api_npool > 0) {
@@ -370,7 +382,7 @@ api_store_get(struct api *a, struct store **s, struct errmsg *err)
 	return store_open(s, a->store_url, err);
 }
 
-static void
+void
 api_store_put(struct store *s)
 {
 	if (s == NULL)
@@ -422,6 +434,13 @@ api_handle(struct api *a, const struct api_req *q, struct api_resp *out)
 		api_error(&x, ERR_NOT_FOUND, "No such API path.");
 		goto out;
 	}
+	/*
+	 * A call's lease whose release met a store fault: released before
+	 * this request looks at leases, so the store's return frees its bot
+	 * for the very next call rather than at the retry task's next turn.
+	 */
+	if (api_leases_owed() > 0 && !(rt->flags & API_OPEN))
+		api_leases_retry(x.s);
 	rt->handler(&x, arg);
 out:
 	if (out->body == NULL && !out->stream)

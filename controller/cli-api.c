@@ -148,6 +148,13 @@ cliapi_reply(struct cliapi *o, struct http_client_resp *r, json_t **reply)
 		goto out;
 	}
 	e = json_object_get(j, "error");
+	if (o->any_reply && json_is_object(j) && e == NULL) {
+		if (reply != NULL) {
+			*reply = j;
+			j = NULL;
+		}
+		goto out;
+	}
 	code = json_string_value(json_object_get(e, "code"));
 	msg = json_string_value(json_object_get(e, "message"));
 	if (code == NULL) {

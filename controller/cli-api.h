@@ -25,6 +25,9 @@ struct cliapi {
 	const char	*lease;
 	int		 json, follow, control, force, start;
 	int		 quiet;		/* print no error */
+	/* A non-2xx JSON reply that is no error object is the answer too
+	 * (a 503 health report): *reply gets it, with CLI_EXIT_ERROR. */
+	int		 any_reply;
 	char		 token[600];
 	int		 npos;
 	char		**pos;		/* positional arguments */

@@ -19,6 +19,8 @@ struct store_ops {
 	int	(*commit)(void *impl);
 	void	(*rollback)(void *impl);
 	int	(*in_tx)(void *impl);
+	/* Inside a frame: change a row and change it back (health). */
+	int	(*write_probe)(void *impl);
 	int	(*computer_create)(void *, const struct store_computer *);
 	int	(*computer_get)(void *, const char *, struct store_computer *);
 	int	(*computer_update)(void *, const struct store_computer *);

@@ -71,6 +71,7 @@
 #define PG_RETRIES	3
 #define PG_CACHE	64
 #define PG_PARAMS	10
+#define PG_READY_READS	8
 
 /*
  * Whether the last connect failed: a server that is away is logged once
@@ -226,26 +227,36 @@ bad:
 
 /*
  * Before sending on a connection that sat idle: if the server said
- * goodbye (restart, admin shutdown) its FATAL message and the hang-up are
+ * goodbye (restart, admin shutdown) its message and the hang-up are
  * already on the socket, so the statement can go to a new connection
- * instead of failing.  In a frame the transaction died with it: no retry.
+ * instead of failing.  libpq sees the hang-up only on a read after the
+ * one that took the message (which it hands to pg_notice() and calls
+ * nothing more), so read until the socket has nothing left: one read
+ * would leave a dead connection looking alive, and the first request
+ * after a restart failed on it with 503.  Bounded (PG_READY_READS), so a
+ * stream of NOTIFYs cannot hold a request.  In a frame the transaction
+ * died with the connection: no retry.
  */
 static int
 pg_ready(struct pg *q)
 {
 	struct pollfd	 pfd;
 	struct errmsg	 e;
+	int		 i, ok;
 
 	if (q->conn != NULL && PQstatus(q->conn) == CONNECTION_OK) {
 		pfd.fd = PQsocket(q->conn);
 		pfd.events = POLLIN;
-		if (poll(&pfd, 1, 0) == 1 && (PQconsumeInput(q->conn) == 0 ||
-		    PQstatus(q->conn) != CONNECTION_OK))
-			pg_drop(q);
-		else {
-			PQclear(PQgetResult(q->conn));	/* nothing, or NOTIFY */
-			return 0;
+		ok = 1;
+		for (i = 0; ok && i < PG_READY_READS &&
+		    poll(&pfd, 1, 0) == 1; i++) {
+			ok = PQconsumeInput(q->conn) != 0 &&
+			    PQstatus(q->conn) == CONNECTION_OK;
+			if (ok)		/* nothing, or NOTIFY */
+				PQclear(PQgetResult(q->conn));
 		}
+		if (ok)
+			return 0;
 	}
 	pg_drop(q);
 	if (q->in_tx)
@@ -279,6 +290,8 @@ pg_sqlstate(const PGresult *res)
 		return ERR_BUSY;		/* retry later */
 	if (strncmp(st, "08", 2) == 0 || strncmp(st, "57P", 3) == 0)
 		return ERR_STORE_UNAVAILABLE;	/* connection, shutdown */
+	if (strcmp(st, "53100") == 0)
+		return ERR_NO_SPACE;		/* disk_full */
 	log_warn("store.pg", "sqlstate=%s msg=\"%s\"", st,
 	    pg_line(PQresultErrorMessage(res), line, sizeof line));
 	return ERR_STORE;
@@ -601,6 +614,23 @@ static int
 pg_in_tx(void *impl)
 {
 	return ((struct pg *)impl)->in_tx;
+}
+
+/*
+ * store_write_check(): a row no migration has (version 0) written and
+ * deleted in the frame, so the commit writes WAL as any grant would.
+ */
+static int
+pg_write_probe(void *impl)
+{
+	struct pg	*q = impl;
+	int		 r;
+
+	if ((r = pg_query(q, NULL, "INSERT INTO schema_migrations VALUES "
+	    "(0, 0) ON CONFLICT DO NOTHING", "")) != 0)
+		return r;
+	return pg_query(q, NULL, "DELETE FROM schema_migrations WHERE "
+	    "version = 0", "");
 }
 
 /* ---- open, migrations -------------------------------------------------- */
@@ -1412,6 +1442,7 @@ const struct store_ops store_pg_ops = {
 	.commit = pg_commit,
 	.rollback = pg_rollback,
 	.in_tx = pg_in_tx,
+	.write_probe = pg_write_probe,
 	.computer_create = pg_computer_create,
 	.computer_get = pg_computer_get,
 	.computer_update = pg_computer_update,

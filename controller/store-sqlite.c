@@ -158,6 +158,9 @@ sq_code(sqlite3 *db, int rc)
 		return ERR_EXISTS;
 	case SQLITE_NOMEM:
 		return ERR_NOMEM;
+	case SQLITE_FULL:
+		/* The disk (or a quota) is full: the operator's to free. */
+		return ERR_NO_SPACE;
 	default:
 		log_warn("store.sqlite", "rc=%d xrc=%d errno=%d msg=\"%s\"",
 		    rc, sqlite3_extended_errcode(db), sqlite3_system_errno(db),
@@ -303,7 +306,11 @@ sq_commit(void *impl)
 static void
 sq_rollback(void *impl)
 {
-	sq_exec(((struct sq *)impl)->db, "ROLLBACK");
+	sqlite3	*db = ((struct sq *)impl)->db;
+
+	/* A commit that failed for a full disk already rolled back. */
+	if (!sqlite3_get_autocommit(db))
+		sq_exec(db, "ROLLBACK");
 }
 
 /* store_end()'s twin for the migrations, which run before a store exists. */
@@ -444,6 +451,25 @@ static int
 sq_in_tx(void *impl)
 {
 	return !sqlite3_get_autocommit(((struct sq *)impl)->db);
+}
+
+/*
+ * store_write_check(): a row no migration has (version 0) inserted and
+ * deleted in the frame.  The page is dirty either way, so the commit
+ * appends it to the WAL as a grant would, and fails as a grant would on
+ * a full disk; a rolled-back or no-op write would never touch the file.
+ */
+static int
+sq_write_probe(void *impl)
+{
+	struct sq	*q = impl;
+	int		 r;
+
+	if ((r = sq_done(q, sq_prepare(q, &r, "INSERT OR IGNORE INTO "
+	    "schema_migrations VALUES (0, 0)", ""), &r)) != 0)
+		return r;
+	return sq_done(q, sq_prepare(q, &r, "DELETE FROM schema_migrations "
+	    "WHERE version = 0", ""), &r);
 }
 
 /* ---- computers ----------------------------------------------------------- */
@@ -1177,6 +1203,7 @@ const struct store_ops store_sqlite_ops = {
 	.commit = sq_commit,
 	.rollback = sq_rollback,
 	.in_tx = sq_in_tx,
+	.write_probe = sq_write_probe,
 	.computer_create = sq_computer_create,
 	.computer_get = sq_computer_get,
 	.computer_update = sq_computer_update,

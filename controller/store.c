@@ -93,6 +93,16 @@ store_health(struct store *s)
 	return s->ops->schema_version(s->impl, &v);
 }
 
+int
+store_write_check(struct store *s)
+{
+	int	 r;
+
+	if ((r = store_begin(s)) != 0)
+		return r;
+	return store_end(s, s->ops->write_probe(s->impl));
+}
+
 int store_begin(struct store *s) { return s->ops->begin(s->impl); }
 int store_commit(struct store *s) { return s->ops->commit(s->impl); }
 void store_rollback(struct store *s) { s->ops->rollback(s->impl); }

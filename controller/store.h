@@ -88,6 +88,12 @@ const char *store_backend(const struct store *s);
 int	 store_schema_version(struct store *s, int64_t *version);
 /* A trivial read; 0 when the store answers. */
 int	 store_health(struct store *s);
+/*
+ * A write that reaches the disk and leaves nothing: 0 when the store
+ * can commit now, else why not (NO_SPACE for a full disk, BUSY, ...).
+ * A read alone says ok over a store that refuses every write.
+ */
+int	 store_write_check(struct store *s);
 
 int	 store_begin(struct store *s);
 int	 store_commit(struct store *s);

@@ -121,6 +121,31 @@ test_exists_in_frame(void **state)
 	store_free(s);
 }
 
+/*
+ * The health check's write commits and leaves nothing behind: the schema
+ * version is the same, the frame is closed, and it can run again (its
+ * probe row is gone, so no conflict).  Inside a frame it refuses.
+ */
+static void
+test_write_check(void **state)
+{
+	struct store	*s;
+	int64_t		 v1, v2;
+
+	(void)state;
+	s = open_store();
+	assert_int_equal(store_schema_version(s, &v1), 0);
+	assert_int_equal(store_write_check(s), 0);
+	assert_false(store_in_tx(s));
+	assert_int_equal(store_write_check(s), 0);
+	assert_int_equal(store_schema_version(s, &v2), 0);
+	assert_int_equal(v1, v2);
+	assert_int_equal(store_begin(s), 0);
+	assert_int_not_equal(store_write_check(s), 0);
+	store_rollback(s);
+	store_free(s);
+}
+
 static void
 test_migrate_reopen(void **state)
 {
@@ -313,6 +338,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_uids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_check, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_exists_in_frame, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_computers, setup,
