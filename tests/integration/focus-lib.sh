@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Two xinput-recorder windows under a window manager, for the tests of
 # keys after a click (display-focus.sh, controller-focus.sh; sourced).
 # Left at 20,40 and right at 400,40, 300x300 each (plus twm's title bar):
@@ -5,7 +6,7 @@
 
 # focus_windows DISPLAY XAUTHORITY: start both; wait until mapped.
 focus_windows() {
-	local side line
+	local side geo
 	for side in left right; do
 		case $side in
 		left) geo=300x300+20+40 ;;
