@@ -29,6 +29,10 @@ fi
 if command -v pngcheck >/dev/null 2>&1; then
 	out=$(pngcheck "$T/shot.png" 2>&1) || t_fail "pngcheck: $out"
 fi
+if command -v identify >/dev/null 2>&1; then
+	out=$(identify -regard-warnings -format '%m %k' "$T/shot.png" 2>&1) ||
+		t_fail "ImageMagick: $out"
+fi
 # The name says JPEG: the bytes are JPEG.
 ctl screenshot --bot alice "$T/shot.jpg" >/dev/null || t_fail "screenshot jpg"
 t_eq "$(head -c 3 "$T/shot.jpg" | od -An -tx1 | tr -d ' \n')" ffd8ff \
