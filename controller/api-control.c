@@ -230,9 +230,12 @@ api_control_take(struct api_ctx *x, const char **arg)
 		return;
 	}
 	if ((tok = json_string_value(json_object_get(screen, "token"))) !=
-	    NULL)
+	    NULL) {
 		json_object_set_new(j, "terminal_path", json_sprintf("/term/%s",
 		    tok));
+		json_object_set_new(j, "terminal_page_path", json_sprintf(
+		    "/term.html?token=%s", tok));
+	}
 	json_object_set_new(j, "screen", screen);
 	api_reply(x, 201, j);
 }

@@ -1,7 +1,7 @@
 /*
  * rakazoctl take-control --bot B / release-control LEASE: a user's control
- * lease (C-3) with its control screen and terminal paths; release revokes
- * them at once.  The two verbs are one concern, so they share this file.
+ * lease (C-3) with its control screen and terminal pages (links a person
+ * opens, not the websockets behind them); release revokes them at once.  The two verbs are one concern, so they share this file.
  */
 #include "autoconf.h"
 
@@ -38,9 +38,9 @@ take_control_main(int argc, char **argv)
 			    json_string_value(json_object_get(json_object_get(j,
 			    "screen"), "path")) ?: "",
 			    json_string_value(json_object_get(json_object_get(j,
-			    "screen"), "terminal_url")) ?:
+			    "screen"), "terminal_page_url")) ?:
 			    json_string_value(json_object_get(j,
-			    "terminal_path")) ?: "");
+			    "terminal_page_path")) ?: "");
 	}
 	json_decref(j);
 	cliapi_free(&o);

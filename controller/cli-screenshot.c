@@ -1,6 +1,7 @@
 /*
- * rakazoctl screenshot --bot B FILE: the bot's desktop as PNG (started on
- * demand), written to FILE.
+ * rakazoctl screenshot --bot B FILE: the bot's desktop (started on
+ * demand) written to FILE, as JPEG when FILE ends in .jpg or .jpeg, else
+ * as PNG: a viewer trusts the name more than the bytes.
  */
 #include "autoconf.h"
 
@@ -8,10 +9,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "cli-api.h"
 #include "tool.h"
+
+/* "jpeg" for a name ending in .jpg or .jpeg (any case), else "png". */
+static const char *
+screenshot_format(const char *path)
+{
+	const char	*dot = strrchr(path, '.');
+
+	if (dot != NULL && strchr(dot, '/') == NULL &&
+	    (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0))
+		return "jpeg";
+	return "png";
+}
 
 static int
 screenshot_main(int argc, char **argv)
@@ -30,7 +44,7 @@ screenshot_main(int argc, char **argv)
 		return cli_usage(&cli_screenshot_entry);
 	}
 	r = cliapi_tool(&o, "computer_observe", json_pack("{s:s}", "format",
-	    "png"), &j);
+	    screenshot_format(o.pos[0])), &j);
 	if (r != CLI_EXIT_OK)
 		goto out;
 	if (tool_unbase64(json_string_value(json_object_get(j, "image")) ?:
@@ -62,5 +76,5 @@ out:
 }
 
 const struct cli_cmd cli_screenshot_entry = {
-	"screenshot", "--bot B [--computer C] FILE.png", screenshot_main
+	"screenshot", "--bot B [--computer C] FILE.png|FILE.jpg", screenshot_main
 };

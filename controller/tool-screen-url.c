@@ -18,7 +18,8 @@
 
 /*
  * Where a viewer goes: the raw websocket for any noVNC-compatible viewer,
- * the embed page, and the terminal; when the provider knows the gateway.
+ * the embed page, and the terminal's websocket and page; when the
+ * provider knows the gateway.
  */
 static void
 screen_url_add(struct tool_ctx *t, json_t *res)
@@ -35,9 +36,13 @@ screen_url_add(struct tool_ctx *t, json_t *res)
 	    "http://%s/embed.html?token=%s", gw, tok));
 	/* Shells need the control policy (G-18). */
 	if (strcmp(json_string_value(json_object_get(res, "policy")) ?: "",
-	    "control") == 0)
+	    "control") == 0) {
 		json_object_set_new(res, "terminal_url", json_sprintf(
 		    "ws://%s/term/%s", gw, tok));
+		/* What a person opens: the websocket is for programs. */
+		json_object_set_new(res, "terminal_page_url", json_sprintf(
+		    "http://%s/term.html?token=%s", gw, tok));
+	}
 }
 
 int

@@ -18,8 +18,8 @@
  * more get BUSY).
  *
  * Repeat guard (G-12): when a batch with input is the same as the
- * previous one for that bot and the screen has not changed since that one
- * ended, it is allowed once; the next identical repeat on an unchanged
+ * previous one for that bot and the screen has changed neither while that
+ * one ran nor since it ended, it is allowed once; the next identical repeat on an unchanged
  * screen is refused with UNCHANGED_AFTER_REPEAT, steering the agent to the
  * page-text tools instead of clicking blindly.  Batches of navigation keys
  * only (vocab_navigation_only) never count: walking a list presses Down
@@ -56,6 +56,7 @@ struct act_state {
 	uint64_t		 sig;		/* hash of the last batch */
 	int			 has_sig;
 	uint64_t		 frame_end;	/* frame when it ended */
+	int			 changed;	/* the screen changed during it */
 	int			 repeats;	/* identical, screen unchanged */
 	struct act_job		*job;		/* the batch running now */
 	struct act_job		*waiting;	/* one waiting for it */
@@ -67,6 +68,7 @@ struct act_job {
 	struct act_state	*st;
 	uint64_t		 gen;
 	uint64_t		 sig;
+	uint64_t		 frame0;	/* frame when it arrived */
 	int			 repeat_unchanged;
 	int			 replied;
 	struct vocab_batch	*b;
@@ -241,6 +243,7 @@ act_reply(struct act_job *j, struct display *d)
 	st->sig = j->sig;
 	st->has_sig = vocab_has_input(j->b);
 	st->frame_end = capture_frame(cap);
+	st->changed = st->frame_end != j->frame0;
 	st->repeats = j->repeat_unchanged ? st->repeats + 1 : 0;
 	display_touch(d);
 	log_info("display.act", "bot=%s actions=%zu done=%zu code=%s",
@@ -386,9 +389,13 @@ act_op(struct control_conn *c, uint32_t id, json_t *args, char *detail,
 	capture_sync(cap);
 	frame = capture_frame(cap);
 	sig = act_signature(args);
+	/*
+	 * A repeat had no effect when the screen changed neither while the
+	 * last batch ran (a change often lands before the reply) nor since.
+	 */
 	again = vocab_has_input(b) && !vocab_navigation_only(b) &&
 	    st->has_sig && st->gen == display_generation(d) &&
-	    st->sig == sig && st->frame_end == frame;
+	    st->sig == sig && st->frame_end == frame && !st->changed;
 	if (again && st->repeats >= 1) {
 		vocab_free(b);
 		log_info("display.act", "bot=%s refused=unchanged_after_repeat",
@@ -404,6 +411,7 @@ act_op(struct control_conn *c, uint32_t id, json_t *args, char *detail,
 	j->st = st;
 	j->gen = display_generation(d);
 	j->sig = sig;
+	j->frame0 = frame;
 	j->repeat_unchanged = again;
 	j->b = b;
 	control_stream_attach(c, &j->s, id, &act_stream_ops);

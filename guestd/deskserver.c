@@ -50,6 +50,7 @@
 #include "guestd.h"
 #include "http-head.h"
 #include "xtest.h"
+#include "keymap.h"
 #include "json.h"
 #include "log.h"
 #include "loop.h"
@@ -1549,9 +1550,11 @@ deskserver_job_step(void *arg)
 	const struct vocab_batch	*b = j->plan->b;
 	struct vocab_error		 aerr;
 	struct display			*d;
+	struct keymap			*km;
 	Display				*dpy;
+	uint64_t			 delay;
 	size_t				 failed = 0;
-	int				 r;
+	int				 r, kerr;
 
 	j->timer = NULL;
 	if ((d = deskserver_job_display(j)) == NULL) {
@@ -1577,6 +1580,13 @@ deskserver_job_step(void *arg)
 		if (j->plan->keyev[j->i] == DESKSERVER_LAUNCH) {
 			(void)deskserver_launch_start(j, d);
 			return;		/* its timer, or failed and freed */
+		}
+		if (j->plan->keyev[j->i] == DESKSERVER_KEY_DOWN &&
+		    (km = keymap_get(dpy, &kerr)) != NULL &&
+		    (delay = keymap_focus_wait(km)) > 0) {
+			/* After a click, the focus first (keymap.h). */
+			j->timer = loop_timer_add(delay, deskserver_job_step, j);
+			return;
 		}
 		if (j->plan->keyev[j->i] != DESKSERVER_KEY_NONE) {
 			if (deskserver_keys(dpy, &b->v[j->i], j->plan->keyev[j->i] ==

@@ -347,10 +347,18 @@ encode_png_chunk(struct buf *dst, const char *type, const uint8_t *p,
 	buf_put_u32be(dst, crc);
 }
 
+/*
+ * zlib's crc32() given a NULL buffer returns its initial value, whatever
+ * the crc passed in: IEND's (no data) must not go through it.
+ */
 static uint32_t
 encode_png_crc(const char *type, const uint8_t *p, size_t n)
 {
-	return (uint32_t)crc32(crc32(0, (const Bytef *)type, 4), p, (uInt)n);
+	uLong	crc = crc32(crc32(0, Z_NULL, 0), (const Bytef *)type, 4);
+
+	if (n > 0)
+		crc = crc32(crc, p, (uInt)n);
+	return (uint32_t)crc;
 }
 
 static int

@@ -50,6 +50,7 @@ struct keymap {
 	unsigned		 numlock_mask;
 	struct loop_timer	*idle;
 	uint64_t		 last_ms;	/* last key event, any key */
+	uint64_t		 pointer_ms;	/* a pointer event, focus unseen */
 	unsigned		 burst;		/* key events without a pause */
 	LIST_ENTRY(keymap)	 entry;
 };
@@ -493,4 +494,104 @@ keymap_idle_later(struct keymap *km)
 	if (km->idle != NULL || !keymap_lent(km))
 		return;
 	km->idle = loop_timer_add(KEYMAP_IDLE_MS, keymap_idle_fire, km);
+}
+
+/* ---- the focus after pointer events -------------------------------------- */
+
+static int	keymap_xerr;
+
+static int
+keymap_xerror(Display *dpy, XErrorEvent *e)
+{
+	(void)dpy;
+	(void)e;
+	keymap_xerr = 1;
+	return 0;
+}
+
+/* The child of the root that holds w (w itself when it is one). */
+static Window
+keymap_toplevel(Display *dpy, Window root, Window w)
+{
+	Window		 r, parent, *kids;
+	unsigned	 n;
+	int		 depth;
+
+	for (depth = 0; depth < 64 && w != None && w != root; depth++) {
+		kids = NULL;
+		if (!XQueryTree(dpy, w, &r, &parent, &kids, &n))
+			return None;
+		if (kids != NULL)
+			XFree(kids);
+		if (parent == root)
+			return w;
+		w = parent;
+	}
+	return None;
+}
+
+/* Is the focus where keys sent now should go?  See keymap.h. */
+static int
+keymap_focus_settled(Display *dpy)
+{
+	XWindowAttributes wa;
+	Window		 root = DefaultRootWindow(dpy), rw, child, focus;
+	int		 x, y, wx, wy, revert, settled;
+	unsigned	 mask;
+
+	if (!XQueryPointer(dpy, root, &rw, &child, &x, &y, &wx, &wy, &mask) ||
+	    child == None)
+		return 1;
+	if (!XGetWindowAttributes(dpy, child, &wa) || wa.override_redirect ||
+	    wa.map_state != IsViewable)
+		return 1;
+	XGetInputFocus(dpy, &focus, &revert);
+	if (focus == PointerRoot)
+		return 1;
+	if (focus == None)
+		return 0;
+	settled = keymap_toplevel(dpy, root, focus) == child;
+	return settled;
+}
+
+void
+keymap_pointer_acted(struct keymap *km)
+{
+	km->pointer_ms = keymap_now_ms();
+	if (km->pointer_ms == 0)
+		km->pointer_ms = 1;
+}
+
+int
+keymap_focus_pending(const struct keymap *km)
+{
+	return km->pointer_ms != 0;
+}
+
+uint64_t
+keymap_focus_wait(struct keymap *km)
+{
+	int	(*old)(Display *, XErrorEvent *);
+	uint64_t now = keymap_now_ms(), left;
+	int	 settled;
+
+	if (km->pointer_ms == 0)
+		return 0;
+	if (now - km->pointer_ms >= KEYMAP_FOCUS_WAIT_MS) {
+		km->pointer_ms = 0;
+		return 0;
+	}
+	left = KEYMAP_FOCUS_WAIT_MS - (now - km->pointer_ms);
+	/* Windows may go while we look: their errors are ours alone. */
+	XSync(km->dpy, False);
+	old = XSetErrorHandler(keymap_xerror);
+	keymap_xerr = 0;
+	settled = keymap_focus_settled(km->dpy);
+	XSync(km->dpy, False);
+	XSetErrorHandler(old);
+	if (settled && !keymap_xerr) {
+		km->pointer_ms = 0;
+		return 0;
+	}
+	return left < KEYMAP_FOCUS_POLL_MS ? left : KEYMAP_FOCUS_POLL_MS;
 }

@@ -29,6 +29,8 @@
 #define KEYMAP_LAG_US_PER_EVENT	500	/* more per event of its burst */
 #define KEYMAP_IDLE_MS		10000	/* quiet keyboard before restoring */
 #define KEYMAP_LEND_WAIT_MS	20	/* after lending, before typing */
+#define KEYMAP_FOCUS_WAIT_MS	300	/* after a pointer action, at most */
+#define KEYMAP_FOCUS_POLL_MS	2	/* between looks at the focus */
 
 /* What a key needs of a modifier. */
 #define KEYMAP_ANY	0
@@ -83,5 +85,21 @@ uint64_t keymap_settle_left(const struct keymap *);
 void	 keymap_restore(struct keymap *);
 /* On guestd's loop: restore once the keyboard has been idle a while. */
 void	 keymap_idle_later(struct keymap *);
+
+/*
+ * Keys follow the focus, and the window manager moves the focus on its
+ * own time: a click (or, focus following the mouse, a move) into another
+ * window and then a key sent at once would reach the window that had the
+ * focus before.  keymap_pointer_acted() notes a pointer event sent;
+ * before the next key, keymap_focus_wait() answers 0 once the focus is in
+ * the top-level window under the pointer (or cannot go there: the root,
+ * an override-redirect window, PointerRoot focus), or KEYMAP_FOCUS_WAIT_MS
+ * after the pointer event; else how long to wait before looking again.
+ * It makes round trips; X errors of its own are kept from the caller's
+ * handler.
+ */
+void	 keymap_pointer_acted(struct keymap *);
+int	 keymap_focus_pending(const struct keymap *);
+uint64_t keymap_focus_wait(struct keymap *);
 
 #endif

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include <X11/Xlib.h>
+#include <X11/keysym.h>
 #include <X11/extensions/XTest.h>
 #include <X11/extensions/Xfixes.h>
 
@@ -63,6 +64,7 @@
 #define RFB_CLIENT_WAIT_MS	500	/* a half message (none should come) */
 #define RFB_BUTTONS		8
 #define RFB_KEYS_DOWN		16	/* per viewer, at once */
+#define RFB_KEYQ		64	/* key events waiting for a spare */
 /* Update bytes beyond the pixels: headers and a cursor mask. */
 #define RFB_SLACK		(64 * 1024)
 /* Not named by libvncserver 0.9.14's headers. */
@@ -86,6 +88,18 @@ struct rfb_viewer {
 		KeyCode		 kc;
 	}			 keys[RFB_KEYS_DOWN];
 	int			 nkeys;
+	/*
+	 * Key events behind one that waits for a spare keycode to settle
+	 * (keymap.h): applied in order from a timer; meanwhile the viewer
+	 * is not read, so the queue holds what one read brought.
+	 */
+	struct {
+		rfbKeySym	 sym;
+		int		 down;
+	}			 keyq[RFB_KEYQ];
+	int			 nkeyq;
+	int			 keystop;	/* not read since one waited */
+	struct loop_timer	*keyt;
 };
 
 static LIST_HEAD(, rfb)	 rfb_list = LIST_HEAD_INITIALIZER(rfb_list);
@@ -184,24 +198,34 @@ rfb_need(const struct rfb_viewer *v)
 	return need < rfb_budget(v) ? need : rfb_budget(v);
 }
 
+/*
+ * Read v only when it is neither held nor has keys waiting.  Held but
+ * still in allFds, libvncserver loops on it (trap 2).  A closed viewer
+ * (sock -1, reaped on the next pump) is in no set.
+ */
 static void
-rfb_hold(struct rfb *r, struct rfb_viewer *v, int on)
+rfb_reads(struct rfb *r, struct rfb_viewer *v)
 {
 	rfbClientPtr	cl = v->cl;
+	int		on = !v->held && v->nkeyq == 0;
 
-	v->held = on;
-	cl->onHold = on ? TRUE : FALSE;
-	/* Held but still in allFds, libvncserver loops on it (trap 2).  A
-	 * closed viewer (sock -1, reaped on the next pump) is in no set. */
 	if (cl->sock == RFB_INVALID_SOCKET)
 		;
 	else if (on)
-		FD_CLR(cl->sock, &r->s->allFds);
-	else
 		FD_SET(cl->sock, &r->s->allFds);
-	/* Its requests wait in the socket; no wakeups for them meanwhile. */
+	else
+		FD_CLR(cl->sock, &r->s->allFds);
+	/* Its messages wait in the socket; no wakeups for them meanwhile. */
 	if (v->lf != NULL)
-		loop_fd_want_read(v->lf, !on);
+		loop_fd_want_read(v->lf, on);
+}
+
+static void
+rfb_hold(struct rfb *r, struct rfb_viewer *v, int on)
+{
+	v->held = on;
+	v->cl->onHold = on ? TRUE : FALSE;
+	rfb_reads(r, v);
 }
 
 /*
@@ -508,10 +532,14 @@ rfb_tap(Display *dpy, KeyCode kc)
  * pressed around a key on the shift level when the viewer holds none, and
  * the viewer's Shift is let go around a key that must not be shifted ('1'
  * while Shift is down); NumLock is set for a keypad key as its level
- * needs, and set back.  Returns the keycode pressed, 0 for none.
+ * needs, and set back.  Tab with the viewer's Shift is ISO_Left_Tab with
+ * Shift, as X keyboards give it (viewers send Tab: letting Shift go made
+ * it a plain Tab).  Returns 0 with *kc the keycode pressed (0 for none),
+ * or 1 when every spare carries a keysym typed too recently to change
+ * (keymap.h): come back after *wait_ms, nothing was sent.
  */
-static KeyCode
-rfb_key_press(Display *dpy, rfbKeySym sym)
+static int
+rfb_key_press(Display *dpy, rfbKeySym sym, KeyCode *kc, uint64_t *wait_ms)
 {
 	struct keymap_key k;
 	struct keymap	*km;
@@ -519,14 +547,22 @@ rfb_key_press(Display *dpy, rfbKeySym sym)
 	KeyCode		 sh[2];
 	char		 down[32];
 	unsigned	 mask = 0;
-	int		 x, y, wx, wy, err, i, numlock = 0, shift_down;
+	int		 x, y, wx, wy, err, i, numlock = 0, shift_down, r;
 
-	if ((km = keymap_get(dpy, &err)) == NULL ||
-	    keymap_find(km, (unsigned long)sym, &k, NULL) != 0)
+	*kc = 0;
+	*wait_ms = 0;
+	if ((km = keymap_get(dpy, &err)) == NULL)
 		return 0;
 	XQueryPointer(dpy, DefaultRootWindow(dpy), &rw, &cw, &x, &y, &wx, &wy,
 	    &mask);
 	shift_down = (mask & ShiftMask) != 0;
+	if (sym == XK_Tab && shift_down)
+		sym = XK_ISO_Left_Tab;
+	if ((r = keymap_find(km, (unsigned long)sym, &k, wait_ms)) == 1 &&
+	    *wait_ms > 0)
+		return 1;
+	if (r != 0)
+		return 0;	/* none, or every spare held down */
 	if (k.numlock != KEYMAP_ANY && keymap_numlock_kc(km) != 0 &&
 	    keymap_numlock_mask(km) != 0 &&
 	    ((mask & keymap_numlock_mask(km)) != 0) !=
@@ -561,21 +597,23 @@ rfb_key_press(Display *dpy, rfbKeySym sym)
 		keymap_pin(km, k.kc, 1);
 		keymap_idle_later(km);
 	}
-	return k.kc;
+	*kc = k.kc;
+	return 0;
 }
 
-static void
-rfb_kbd_event(rfbBool down, rfbKeySym sym, rfbClientPtr cl)
+/*
+ * Apply one key event of v.  Returns 1 when it must wait *wait_ms for a
+ * spare (nothing sent).
+ */
+static int
+rfb_key_apply(struct rfb_viewer *v, Display *dpy, rfbKeySym sym, int down,
+    uint64_t *wait_ms)
 {
-	struct rfb_viewer	*v = cl->clientData;
 	struct keymap		*km;
-	Display			*dpy;
 	KeyCode			 kc = 0;
 	int			 i, err;
 
-	if (v == NULL || !v->control || cl->viewOnly ||
-	    (dpy = rfb_xdpy(v->r)) == NULL)
-		return;
+	*wait_ms = 0;
 	for (i = 0; i < v->nkeys; i++)
 		if (v->keys[i].sym == sym)
 			break;
@@ -584,11 +622,14 @@ rfb_kbd_event(rfbBool down, rfbKeySym sym, rfbClientPtr cl)
 		if (i < v->nkeys)
 			XTestFakeKeyEvent(dpy, v->keys[i].kc, True,
 			    CurrentTime);
-		else if (v->nkeys < RFB_KEYS_DOWN &&
-		    (kc = rfb_key_press(dpy, sym)) != 0) {
-			v->keys[v->nkeys].sym = sym;
-			v->keys[v->nkeys].kc = kc;
-			v->nkeys++;
+		else if (v->nkeys < RFB_KEYS_DOWN) {
+			if (rfb_key_press(dpy, sym, &kc, wait_ms) == 1)
+				return 1;
+			if (kc != 0) {
+				v->keys[v->nkeys].sym = sym;
+				v->keys[v->nkeys].kc = kc;
+				v->nkeys++;
+			}
 		}
 	} else if (i < v->nkeys) {
 		kc = v->keys[i].kc;
@@ -599,8 +640,76 @@ rfb_kbd_event(rfbBool down, rfbKeySym sym, rfbClientPtr cl)
 			keymap_pin(km, kc, 0);
 		}
 	}
-	XFlush(dpy);
+	return 0;
+}
+
+static void	rfb_keyq_timer(void *);
+
+/*
+ * Apply v's queued key events in order, up to one that must wait: then a
+ * timer comes back for it and v is not read meanwhile (its later events
+ * stay in its socket, in order).
+ */
+static void
+rfb_keyq_run(struct rfb_viewer *v)
+{
+	Display		*dpy = rfb_xdpy(v->r);
+	uint64_t	 wait_ms;
+
+	while (v->nkeyq > 0 && dpy != NULL) {
+		if (rfb_key_apply(v, dpy, v->keyq[0].sym, v->keyq[0].down,
+		    &wait_ms) == 1) {
+			XFlush(dpy);
+			loop_timer_cancel(v->keyt);
+			v->keyt = loop_timer_add(wait_ms, rfb_keyq_timer, v);
+			v->keystop = 1;
+			rfb_reads(v->r, v);
+			return;
+		}
+		memmove(&v->keyq[0], &v->keyq[1], (size_t)(v->nkeyq - 1) *
+		    sizeof v->keyq[0]);
+		v->nkeyq--;
+	}
+	v->nkeyq = 0;
+	if (dpy != NULL)
+		XFlush(dpy);
 	display_touch(v->r->d);
+	if (v->keystop) {
+		/* Read it again: what it sent meanwhile is in its socket. */
+		v->keystop = 0;
+		rfb_reads(v->r, v);
+		rfb_pump_soon(v->r);
+	}
+}
+
+static void
+rfb_keyq_timer(void *arg)
+{
+	struct rfb_viewer	*v = arg;
+
+	v->keyt = NULL;
+	rfb_keyq_run(v);
+}
+
+static void
+rfb_kbd_event(rfbBool down, rfbKeySym sym, rfbClientPtr cl)
+{
+	struct rfb_viewer	*v = cl->clientData;
+
+	if (v == NULL || !v->control || cl->viewOnly ||
+	    rfb_xdpy(v->r) == NULL)
+		return;
+	if (v->nkeyq >= RFB_KEYQ) {
+		/* Not read while keys wait: only a burst of one read. */
+		log_warn("rfb.key_dropped", "slot=%d keysym=0x%lx",
+		    display_slot(v->r->d), (unsigned long)sym);
+		return;
+	}
+	v->keyq[v->nkeyq].sym = sym;
+	v->keyq[v->nkeyq].down = down ? 1 : 0;
+	v->nkeyq++;
+	if (v->keyt == NULL)
+		rfb_keyq_run(v);
 }
 
 /* Clipboard from viewers is not taken yet; view viewers never. */
@@ -679,13 +788,22 @@ static void
 rfb_client_gone(rfbClientPtr cl)
 {
 	struct rfb_viewer	*v = cl->clientData;
+	Display			*dpy;
+	uint64_t		 wait_ms;
 
 	if (v == NULL)
 		return;
-	/* Keys it left down go up (not while the display closes). */
-	if (!v->r->closing)
+	/* Keys still waiting are dropped; those it left down go up (not
+	 * while the display closes). */
+	loop_timer_cancel(v->keyt);
+	v->keyt = NULL;
+	v->nkeyq = 0;
+	if (!v->r->closing && (dpy = rfb_xdpy(v->r)) != NULL) {
 		while (v->nkeys > 0)
-			rfb_kbd_event(FALSE, v->keys[v->nkeys - 1].sym, cl);
+			(void)rfb_key_apply(v, dpy, v->keys[v->nkeys - 1].sym,
+			    0, &wait_ms);
+		XFlush(dpy);
+	}
 	cl->clientData = NULL;
 	if (v->tight != NULL)
 		rfb_tight_orphan(v->tight);

@@ -177,18 +177,23 @@ xtest_numlock_toggle(struct xtest_exec *ex)
 	xtest_key(ex, keymap_numlock_kc(ex->km), 0);
 }
 
+/* A button press may move the focus (click to focus): keys wait for it. */
 static void
 xtest_button(struct xtest_exec *ex, int button, int down)
 {
 	XTestFakeButtonEvent(ex->dpy, (unsigned)button, down ? True : False,
 	    CurrentTime);
+	if (button < 4 || button > 7)
+		keymap_pointer_acted(ex->km);
 	ex->sent = 1;
 }
 
+/* So may entering a window (focus follows the mouse). */
 static void
 xtest_motion(struct xtest_exec *ex, int x, int y)
 {
 	XTestFakeMotionEvent(ex->dpy, ex->screen, x, y, CurrentTime);
+	keymap_pointer_acted(ex->km);
 	ex->sent = 1;
 }
 
@@ -700,6 +705,14 @@ xtest_risky(const struct xtest_exec *ex, const struct action *a)
 	}
 }
 
+/* Does a's first event go to the focus? */
+static int
+xtest_keyed(const struct action *a)
+{
+	return a->kind == ACTION_KEY || a->kind == ACTION_TYPE ||
+	    a->kind == ACTION_HOLD;
+}
+
 static int
 xtest_run_actions(struct xtest_exec *ex, uint64_t *delay_ms)
 {
@@ -708,6 +721,17 @@ xtest_run_actions(struct xtest_exec *ex, uint64_t *delay_ms)
 	while (ex->i < ex->b->n) {
 		risky = xtest_risky(ex, &ex->b->v[ex->i]);
 		r = 0;
+		/*
+		 * Keys after a click or a move: once the window manager has
+		 * moved the focus (keymap.h), or it is clear it will not.
+		 */
+		if (xtest_keyed(&ex->b->v[ex->i]) && ex->phase == 0 &&
+		    ex->pos == 0 && keymap_focus_pending(ex->km)) {
+			if (ex->i > ex->group && (r = xtest_sync(ex)) != 0)
+				goto stop;
+			if ((*delay_ms = keymap_focus_wait(ex->km)) > 0)
+				return 1;
+		}
 		/* The group before a risky action answers for itself. */
 		if (risky && ex->i > ex->group && (r = xtest_sync(ex)) != 0)
 			goto stop;

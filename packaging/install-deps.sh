@@ -26,13 +26,15 @@ done
 # default: a fresh machine has none, and Xvfb alone has only "fixed" and
 # "cursor".  (twm's own default, "variable", needs more than this: the
 # twmrc guestd writes names "fixed", which every Xvfb has.)
+# imagemagick and pngcheck: strict decoders every PNG we write must pass
+# (tests/integration/png-strict.sh).
 PKGS="
 autoconf automake libtool pkg-config make gcc libc6-dev build-essential
 clang libclang-rt-14-dev llvm-14
 libwebsockets-dev libjansson-dev libcmocka-dev libarchive-dev libssl-dev
 libx11-dev libxext-dev libxdamage-dev libxfixes-dev libxtst-dev
 libturbojpeg0-dev libjpeg62-turbo-dev zlib1g-dev libpng-dev xvfb x11-utils x11-apps
-twm xfonts-base
+twm xfonts-base imagemagick pngcheck
 novnc xterm
 chromium jq
 libvncserver-dev
