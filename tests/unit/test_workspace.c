@@ -45,7 +45,7 @@ struct check_case {
 static void
 test_entry_check(void **state)
 {
-	static char	long_name[NAME_MAX + 2], long_path[PATH_MAX + 8];
+	static char	long_name[NAME_MAX + 2], long_path[65536 + 8];
 	char		why[256];
 	size_t		i;
 	int		r;
@@ -102,15 +102,29 @@ test_entry_check(void **state)
 	long_name[NAME_MAX] = 'n';
 	assert_int_equal(workspace_entry_check(long_name, AE_IFREG, 0, why,
 	    sizeof why), ERR_TAR_ENTRY_REJECTED);
-	/* A path of PATH_MAX bytes (short names) is too long. */
-	for (i = 0; i < PATH_MAX; i++)
-		long_path[i] = i % 2 ? '/' : 'd';
-	long_path[PATH_MAX - 1] = 'd';
-	assert_int_equal(workspace_entry_check(long_path, AE_IFREG, 0, why,
-	    sizeof why), ERR_TAR_ENTRY_REJECTED);
-	long_path[PATH_MAX - 3] = '\0';
+	/*
+	 * Paths past PATH_MAX are fine (walks go openat by openat) up to
+	 * 65535 bytes: 256 names of NAME_MAX bytes and their slashes.
+	 */
+	for (i = 0; i < 65536; i++)
+		long_path[i] = i % (NAME_MAX + 1) == NAME_MAX ? '/' : 'n';
+	long_path[65535] = '\0';
 	assert_int_equal(workspace_entry_check(long_path, AE_IFREG, 0, why,
 	    sizeof why), 0);
+	long_path[65535] = 'n';
+	long_path[65536] = '\0';
+	assert_int_equal(workspace_entry_check(long_path, AE_IFREG, 0, why,
+	    sizeof why), ERR_TAR_ENTRY_REJECTED);
+	/* 512 directories deep is fine, 513 is not. */
+	for (i = 0; i < 2 * 512; i++)
+		long_path[i] = i % 2 ? '/' : 'd';
+	memcpy(long_path + 2 * 512, "f", 2);
+	assert_int_equal(workspace_entry_check(long_path, AE_IFREG, 0, why,
+	    sizeof why), 0);
+	memcpy(long_path + 2 * 512, "d/f", 4);
+	assert_int_equal(workspace_entry_check(long_path, AE_IFREG, 0, why,
+	    sizeof why), ERR_TAR_ENTRY_REJECTED);
+	assert_non_null(strstr(why, "512 directories deep"));
 }
 
 static void
