@@ -582,7 +582,7 @@ local_exec_guestd(struct provider *p, const char *dir, const char *home,
     const char *secretp, const char *ready, long uid, const char *tmp,
     const char *secret)
 {
-	char	 logp[PATH_MAX];
+	char	 logp[PATH_MAX], homemax[24];
 	int	 fd;
 
 	(void)setsid();
@@ -598,6 +598,13 @@ local_exec_guestd(struct provider *p, const char *dir, const char *home,
 	if (fd >= 0)
 		dup2(fd, 0);
 	signal(SIGPIPE, SIG_DFL);
+	/* The home size cap (HOME_MAX_BYTES), however guestd runs. */
+	if (p->cfg.home_max_bytes != 0) {
+		snprintf(homemax, sizeof homemax, "%llu",
+		    (unsigned long long)p->cfg.home_max_bytes);
+		if (setenv("GUESTD_HOME_MAX_BYTES", homemax, 1) != 0)
+			_exit(126);
+	}
 	if (uid >= 0) {
 		char	*argv[] = { (char *)p->cfg.guestd, "--listen",
 		    "127.0.0.1:0", "--workspace", (char *)home,

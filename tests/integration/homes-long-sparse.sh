@@ -5,7 +5,8 @@
 # deleted them), and a 2 GiB hole stays a hole (a 2 GiB archive and 2 GiB
 # of disk before).  A path deeper than a checkpoint may hold fails the
 # checkpoint (CHECKPOINT_FAILED with guestd's NAME_TOO_LONG sentence),
-# naming it, and leaves no revision.
+# naming it, and leaves no revision; so does a home past the home size cap
+# serve hands to guestd (--home-max-bytes, HOME_MAX_BYTES).
 . "${top_srcdir:-.}/tests/lib.sh"
 . "${top_srcdir:-.}/tests/lib-controller.sh"
 . "${top_srcdir:-.}/tests/lib-homes.sh"
@@ -107,4 +108,25 @@ t_contains "$out" CHECKPOINT_FAILED "too deep"
 t_contains "$out" "deeper than a checkpoint may hold" "too deep: why"
 t_contains "$out" "deep/e/e/e/" "too deep: the path"
 t_eq "$(revs)" "$revs_before" "no revision from a failed checkpoint"
+
+# serve hands its home size cap (HOME_MAX_BYTES) to the computer's guestd:
+# a home past it fails its checkpoint, the file named.
+rm -rf "${HOME_DIR:?}/deep/e"
+r=$(api POST /v1/computers/team/stop '{}')
+t_contains "$r" '"state":"stopped"' "stopped again"
+ctl_stop
+ctl_start --home-max-bytes 3G
+r=$(api POST /v1/tools/shell '{"computer":"team","bot":"alice","command":"cat notes.txt"}')
+t_contains "$r" 'hello' "started under the cap"
+t_contains "$(tr '\0' '\n' < "/proc/$(guestd_pid)/environ")" \
+    "GUESTD_HOME_MAX_BYTES=3221225472" "guestd's cap"
+truncate -s 2G "$HOME_DIR/more"
+chown "$(stat -c %u:%g "$HOME_DIR")" "$HOME_DIR/more"
+revs_before=$(revs)
+if out=$(ctl checkpoint team 2>&1); then
+	t_fail "a checkpoint past the home size cap succeeded: $out"
+fi
+t_contains "$out" "home size cap" "past the cap: why"
+t_contains "$out" '"more"' "past the cap: the file"
+t_eq "$(revs)" "$revs_before" "no revision past the cap"
 exit 0
