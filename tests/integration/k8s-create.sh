@@ -6,7 +6,8 @@
 # on the pod's IP.  The pod is uid 1000, without a service-account token,
 # service links, privilege escalation or capabilities, labelled as the
 # provider says, with the settings' labels, annotations, limits and
-# runtime class; its secret is a Secret, mounted, owned by the pod, and
+# runtime class, and guestd gets the home size cap (HOME_MAX_BYTES); its
+# secret is a Secret, mounted, owned by the pod, and
 # nowhere in the pod's spec; a stop deletes the pod and its secret.
 # A controller that lost its reference adopts the pod of its store.
 # A client certificate authenticates as a token does; a wrong token is
@@ -72,6 +73,7 @@ export KUBERNETES_SANDBOX_POD_ANNOTATIONS='{"example.com/owner":"ops team"}'
 export KUBERNETES_SANDBOX_RUNTIME_CLASS_NAME=gvisor
 export KUBERNETES_SANDBOX_CPU_LIMIT=500m
 export KUBERNETES_SANDBOX_MEMORY_LIMIT=1Gi
+export HOME_MAX_BYTES=3G
 ctl_start
 
 r=$(api GET /internal/health)
@@ -100,6 +102,7 @@ jqe '.metadata.annotations["example.com/owner"] == "ops team"'
 jqe '.spec.runtimeClassName == "gvisor"'
 jqe '.spec.containers[0].resources.limits == {"cpu":"500m","memory":"1Gi"}'
 jqe '.spec.containers[0].image == "rakazo-computer:test"'
+jqe '.spec.containers[0].env | any(.name == "GUESTD_HOME_MAX_BYTES" and .value == "3221225472")'
 jqe '.spec.volumes[] | select(.name == "secret-src") | .secret.secretName == "'"$POD"'"'
 jqe '.status.podIP | startswith("'"$K8S_IP_BASE"'.")'
 # The secret lives in the Secret alone, owned by the pod.
