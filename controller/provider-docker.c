@@ -408,6 +408,12 @@ docker_spec(struct provider *p, const char *id, const char *name,
 	    "HostConfig", hc);
 	json_object_set_new(spec, "Env", json_pack("[s]",
 	    "GUESTD_SECRET_FILE=" DOCKER_SECRET_PATH));
+	if (p->cfg.home_max_bytes != 0) {
+		snprintf(hp, sizeof hp, "GUESTD_HOME_MAX_BYTES=%llu",
+		    (unsigned long long)p->cfg.home_max_bytes);
+		json_array_append_new(json_object_get(spec, "Env"),
+		    json_string(hp));
+	}
 	return spec;
 }
 

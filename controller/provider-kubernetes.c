@@ -654,7 +654,7 @@ kube_affinity(struct provider *p)
 static json_t *
 kube_containers(struct provider *p, const char *id)
 {
-	char	 home_sub[64];
+	char	 home_sub[64], cap[24];
 	json_t	*guestd, *mounts;
 
 	k8s_label_value(id, home_sub, sizeof home_sub);
@@ -684,6 +684,14 @@ kube_containers(struct provider *p, const char *id)
 	    "volumeMounts", mounts,
 	    "readinessProbe", "tcpSocket", "port", "control",
 	    "periodSeconds", 1, "failureThreshold", 3);
+	/* The home size cap (HOME_MAX_BYTES). */
+	if (guestd != NULL && p->cfg.home_max_bytes != 0) {
+		snprintf(cap, sizeof cap, "%llu",
+		    (unsigned long long)p->cfg.home_max_bytes);
+		json_array_append_new(json_object_get(guestd, "env"),
+		    json_pack("{s:s, s:s}", "name", "GUESTD_HOME_MAX_BYTES",
+		    "value", cap));
+	}
 	return json_pack("[o]", guestd);
 }
 

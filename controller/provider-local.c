@@ -70,7 +70,8 @@ struct local_cfg {
 struct local_env {
 	char	**v;
 	size_t	  n;
-	char	 *own[2];		/* TMPDIR=, GUESTD_SECRET= */
+	char	 *own[3];		/* TMPDIR=, GUESTD_SECRET=,
+					   GUESTD_HOME_MAX_BYTES= */
 };
 
 struct local_ref {
@@ -678,12 +679,18 @@ local_kv(const char *name, const char *value)
 	return s;
 }
 
-/* tmp, secret: NULL to leave out (the shared user's guestd). */
+/*
+ * tmp, secret: NULL to leave out (the shared user's guestd).  homemax:
+ * the home size cap (HOME_MAX_BYTES), 0 for guestd's own default; when
+ * set it replaces a GUESTD_HOME_MAX_BYTES of serve's, however guestd runs.
+ */
 static void
-local_env_new(struct local_env *env, const char *tmp, const char *secret)
+local_env_new(struct local_env *env, const char *tmp, const char *secret,
+    uint64_t homemax)
 {
 	extern char	**environ;
-	size_t		  i, cap = 3;
+	char		  num[24];
+	size_t		  i, cap = 4;
 
 	memset(env, 0, sizeof *env);
 	for (i = 0; environ[i] != NULL; i++)
@@ -691,8 +698,15 @@ local_env_new(struct local_env *env, const char *tmp, const char *secret)
 	env->v = xcalloc(cap, sizeof *env->v);
 	for (i = 0; environ[i] != NULL; i++)
 		if (local_env_keep(environ[i]) && (tmp == NULL ||
-		    strncmp(environ[i], "TMPDIR=", 7) != 0))
+		    strncmp(environ[i], "TMPDIR=", 7) != 0) &&
+		    (homemax == 0 || strncmp(environ[i],
+		    "GUESTD_HOME_MAX_BYTES=", 22) != 0))
 			env->v[env->n++] = environ[i];
+	if (homemax != 0) {
+		snprintf(num, sizeof num, "%llu", (unsigned long long)homemax);
+		env->own[2] = local_kv("GUESTD_HOME_MAX_BYTES", num);
+		env->v[env->n++] = env->own[2];
+	}
 	if (tmp != NULL) {
 		env->own[0] = local_kv("TMPDIR", tmp);
 		env->v[env->n++] = env->own[0];
@@ -711,6 +725,7 @@ local_env_free(struct local_env *env)
 		token_wipe(env->own[1], strlen(env->own[1]));
 	free(env->own[0]);
 	free(env->own[1]);
+	free(env->own[2]);
 	free(env->v);
 	memset(env, 0, sizeof *env);
 }
@@ -860,7 +875,7 @@ local_start(struct provider *p, struct store_computer *c, struct errmsg *err)
 	char		 ready[PATH_MAX], secret[TOKEN_STRLEN + 1];
 	char		 tmp[PATH_MAX], tmpdir[PATH_MAX];
 	struct passwd	*pw = NULL;
-	struct local_env env = { NULL, 0, { NULL, NULL } };
+	struct local_env env = { NULL, 0, { NULL, NULL, NULL } };
 	json_t		*ref = NULL;
 	char		*s = NULL;
 	pid_t		 pid;
@@ -952,7 +967,7 @@ local_start(struct provider *p, struct store_computer *c, struct errmsg *err)
 		goto out;
 	}
 	local_env_new(&env, luid >= 0 ? tmpdir : NULL,
-	    luid >= 0 ? secret : NULL);
+	    luid >= 0 ? secret : NULL, p->cfg.home_max_bytes);
 	if ((pid = fork()) == -1) {
 		r = err_from_errno(errno);
 		errmsg_set(err, r, "cannot fork guestd");

@@ -55,6 +55,9 @@ struct provider_config {
 	const char	*docker_cpus;
 	int64_t		 docker_memory;
 	int64_t		 docker_pids;
+	/* HOME_MAX_BYTES: guestd's home size cap, handed to every
+	 * computer's guestd as GUESTD_HOME_MAX_BYTES; 0: guestd's own. */
+	uint64_t	 home_max_bytes;
 	/*
 	 * Kubernetes (KUBERNETES_SANDBOX_*): namespace, computer image,
 	 * runtime class, CPU and memory limits (quantities), pod labels and

@@ -1351,6 +1351,7 @@ serve_main(int argc, char **argv)
 	int64_t		 idle_ms = 1800000, reconcile_ms = 30000;
 	int64_t		 body_ms = 30000, header_ms = SERVE_HEADER_MS;
 	int64_t		 home_keep = CHECKPOINT_KEEP_DEFAULT;
+	uint64_t	 home_max = 0;
 	int64_t		 attach_max = SERVE_ATTACH_MAX;
 	int		 shared_ok = 0, cleaned;
 	const struct config_opt opts[] = {
@@ -1429,6 +1430,9 @@ serve_main(int argc, char **argv)
 		  "the homes (default: an emptyDir per pod)" },
 		{ "home-keep", "HOME_KEEP_REVISIONS", CONFIG_INT, &home_keep,
 		  1, 1000, "home revisions kept per computer (default 3)" },
+		{ "home-max-bytes", "HOME_MAX_BYTES", CONFIG_SIZE, &home_max,
+		  1, INT64_MAX, "the home size cap every computer's guestd "
+		  "gets (default: guestd's, 16G)" },
 		{ "attach-max", "ATTACHMENT_MAX_BYTES", CONFIG_INT,
 		  &attach_max, 1, INT64_C(1) << 40, "the largest upload or "
 		  "attachment (default 25 MiB)" },
@@ -1527,6 +1531,7 @@ serve_main(int argc, char **argv)
 	pc.docker_cpus = docker_cpus;
 	pc.docker_memory = (int64_t)docker_memory;
 	pc.docker_pids = docker_pids;
+	pc.home_max_bytes = home_max;
 	pc.k8s_namespace = k8s_ns;
 	pc.k8s_image = k8s_image;
 	pc.k8s_runtime_class = k8s_runtime;

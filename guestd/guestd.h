@@ -14,7 +14,8 @@ struct guestd_settings {
 	uid_t		 uid;
 	gid_t		 gid;
 	const char	*shell;		/* /bin/bash */
-	uint64_t	 import_max_bytes;	/* total file bytes in an import */
+	uint64_t	 home_max_bytes;	/* the home's file sizes, holes
+						   counted: export and import */
 	uint64_t	 import_max_entries;
 	uint64_t	 exec_max_output;	/* cap on output_limit */
 	int64_t		 exec_max_timeout_ms;

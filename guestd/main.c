@@ -51,7 +51,9 @@ static const char	*main_workspace;
 static const char	*main_user;
 static const char	*main_ready_file;
 static const char	*main_log_level = "info";
-static uint64_t		 main_import_max_bytes = 64ULL << 30;
+/* The home size cap: no restore may grow a home past it (a small tar can
+ * declare huge sparse files) and no checkpoint holds more. */
+static uint64_t		 main_home_max_bytes = 16ULL << 30;
 static int64_t		 main_import_max_entries = 1000000;
 static uint64_t		 main_exec_max_output = 64ULL << 20;
 static int64_t		 main_exec_max_timeout_ms = 86400000;
@@ -81,9 +83,13 @@ static const struct config_opt main_opts[] = {
 	  "write the bound port here once listening (a FIFO works)" },
 	{ "log-level", "GUESTD_LOG_LEVEL", CONFIG_STR, &main_log_level, 0, 0,
 	  "error, warn, info or debug" },
+	{ "home-max-bytes", "GUESTD_HOME_MAX_BYTES", CONFIG_SIZE,
+	  &main_home_max_bytes, 1, INT64_MAX,
+	  "the home size cap: file sizes, sparse holes included, an export "
+	  "or import may hold (default 16G)" },
 	{ "import-max-bytes", "GUESTD_IMPORT_MAX_BYTES", CONFIG_SIZE,
-	  &main_import_max_bytes, 1, INT64_MAX,
-	  "total file bytes a workspace import may hold (default 64G)" },
+	  &main_home_max_bytes, 1, INT64_MAX,
+	  "the older name of --home-max-bytes" },
 	{ "import-max-entries", "GUESTD_IMPORT_MAX_ENTRIES", CONFIG_INT,
 	  &main_import_max_entries, 1, INT64_MAX,
 	  "entries a workspace import may hold (default 1000000)" },
@@ -351,7 +357,7 @@ main(int argc, char **argv)
 	main_workspace_setup();
 
 	guestd.shell = "/bin/bash";
-	guestd.import_max_bytes = main_import_max_bytes;
+	guestd.home_max_bytes = main_home_max_bytes;
 	guestd.import_max_entries = (uint64_t)main_import_max_entries;
 	guestd.exec_max_output = main_exec_max_output;
 	guestd.exec_max_timeout_ms = main_exec_max_timeout_ms;

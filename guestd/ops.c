@@ -95,7 +95,7 @@ ops_hello(struct control_conn *c, uint32_t id, json_t *args, char *detail,
 	    "max_json", PROTO_MAX_JSON,
 	    "max_binary", PROTO_MAX_BINARY,
 	    "chunk", PROTO_CHUNK,
-	    "import_max_bytes", (json_int_t)guestd.import_max_bytes,
+	    "import_max_bytes", (json_int_t)guestd.home_max_bytes,
 	    "import_max_entries", (json_int_t)guestd.import_max_entries,
 	    "exec_max_output", (json_int_t)guestd.exec_max_output,
 	    "exec_max_timeout_ms", (json_int_t)guestd.exec_max_timeout_ms);

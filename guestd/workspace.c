@@ -55,11 +55,28 @@
 
 #define WS_WHY_LEN	256
 #define WS_SAFE_NAME	160	/* an entry name quoted in an error */
-#define WS_MAX_DEPTH	256	/* directory levels we walk or create */
+/*
+ * The deepest and longest path a workspace export writes and an import
+ * creates.  Walks go openat() by openat(), so PATH_MAX does not bind them;
+ * these bound what a hostile archive can make us build and what an export
+ * walk holds open (a descriptor per level).  Export and import share
+ * them, so whatever a checkpoint holds restores; an export meeting a path
+ * beyond them fails NAME_TOO_LONG naming it, never drops it.
+ */
+#define WS_MAX_DEPTH	512	/* directory levels we walk or create */
+#define WS_PATH_MAX	65536	/* a path's bytes, its NUL included */
+#define WS_REMOVE_DEPTH	1024	/* levels a tree removal descends */
 #define WS_IO_CHUNK	(256 * 1024)	/* file reads: few syscalls per file */
 #define WS_BLOCK	10240	/* tar record size */
 #define WS_TAR_RECORD	512	/* tar block: the end marker is one or two */
-#define WS_SPARSE_HOLES	(64ULL << 20)	/* holes a sparse entry may have */
+/*
+ * An export records a file's holes (SEEK_HOLE) as a sparse entry.  Holes
+ * shorter than WS_HOLE_MIN are written as zeros, and a file with more
+ * than WS_SPARSE_SEGS stretches of data keeps its holes only up to
+ * there: the map stays small whatever the file's layout.
+ */
+#define WS_HOLE_MIN	(64 * 1024)
+#define WS_SPARSE_SEGS	4096
 /*
  * The export's tar leaves libarchive in large writes and crosses the pipe
  * and the socket in large frames: per 256 MiB that is ~1000 writes, reads
@@ -281,14 +298,14 @@ workspace_entry_check(const char *name, unsigned type, int has_link,
     char *why, size_t whylen)
 {
 	const char	*seg, *p;
-	size_t		 len, seglen;
+	size_t		 len, seglen, depth = 0;
 
 	if (why != NULL && whylen > 0)
 		why[0] = '\0';
 	if (name == NULL || *name == '\0')
 		return ws_reject(why, whylen, "", "has an empty name");
 	len = strlen(name);
-	if (len >= PATH_MAX)
+	if (len >= WS_PATH_MAX)
 		return ws_reject(why, whylen, name, "has a path that is too long");
 	if (name[0] == '/')
 		return ws_reject(why, whylen, name, "is an absolute path");
@@ -317,6 +334,9 @@ workspace_entry_check(const char *name, unsigned type, int has_link,
 			    "has a name that is too long");
 		if (p == name + len)
 			break;
+		if (++depth > WS_MAX_DEPTH)
+			return ws_reject(why, whylen, name,
+			    "is more than 512 directories deep");
 	}
 	if (type != AE_IFDIR && type != AE_IFREG)
 		return ws_reject(why, whylen, name, ws_type_reason(type));
@@ -410,7 +430,7 @@ ws_tree_empty_depth(int dirfd, int depth)
 	size_t		  n, i;
 	int		  r, first = 0;
 
-	if (depth > 4 * WS_MAX_DEPTH)
+	if (depth > WS_REMOVE_DEPTH)
 		return ERR_NAME_TOO_LONG;
 	if ((r = ws_list(dirfd, &names, &n)) != 0)
 		return ws_errno_code(-r);
@@ -560,6 +580,9 @@ ws_dio_alloc(size_t n)
 	return p;
 }
 
+/* A sparse file's holes, fed to libarchive, which writes none of them. */
+static const uint8_t	ws_zeros[WS_IO_CHUNK];
+
 struct ws_export {
 	struct archive		*a;	/* NULL: the fingerprint only */
 	struct archive_entry	*e;
@@ -568,7 +591,11 @@ struct ws_export {
 	int			 fd;	/* our dup of the output */
 	struct ws_fp		*fp;	/* NULL: none wanted */
 	int			 dio;	/* 0 unknown, 1 yes, -1 no */
-	char			 path[PATH_MAX];
+	uint64_t		 max_bytes;	/* the home size cap; 0 none */
+	uint64_t		 total;		/* file sizes so far */
+	char			*why;
+	size_t			 whylen;
+	char			*path;	/* WS_PATH_MAX */
 };
 
 static int64_t
@@ -720,14 +747,67 @@ ws_export_archive_error(struct ws_export *x)
 	return e > 0 ? ws_errno_code(e) : ERR_IO;
 }
 
+/*
+ * fd's holes as x->e's sparse map (SEEK_DATA and SEEK_HOLE): a hole costs
+ * the archive nothing, and the restore leaves it a hole, where a plain
+ * entry would carry a `truncate -s 2G` as 2 GiB of zeros and write them
+ * all back.  The entry stays plain when the file has no holes to keep or
+ * the file system cannot say where they are.
+ */
+static void
+ws_export_holes(struct ws_export *x, int fd, const struct stat *st)
+{
+	off_t	pos = 0, d, h, ds = -1, de = 0;
+	size_t	nseg = 0;
+
+	/* Every byte allocated: no holes (the common case, no lseeks). */
+	if (st->st_size < WS_HOLE_MIN ||
+	    (uint64_t)st->st_blocks * 512 >= (uint64_t)st->st_size)
+		return;
+	while (pos < st->st_size) {
+		/* ENXIO: a hole to the end.  Other errors (a file system
+		 * without SEEK_DATA answers as if all were data): what the
+		 * map has so far, the rest as data. */
+		if ((d = lseek(fd, pos, SEEK_DATA)) == -1 && errno != ENXIO)
+			d = pos;
+		if (d == -1 || d >= st->st_size)
+			break;
+		if ((h = lseek(fd, d, SEEK_HOLE)) == -1 || h > st->st_size ||
+		    h <= d)
+			h = st->st_size;
+		if (ds != -1 && d - de < WS_HOLE_MIN) {
+			de = h;		/* a short hole: written as zeros */
+		} else {
+			if (ds != -1)
+				archive_entry_sparse_add_entry(x->e, ds,
+				    de - ds);
+			nseg++;
+			ds = d;
+			de = h;
+		}
+		/* The map's last stretch runs to the end of the file. */
+		if (nseg == WS_SPARSE_SEGS)
+			de = st->st_size;
+		pos = de;
+	}
+	/* One stretch over the whole file: libarchive drops the map. */
+	if (ds != -1)
+		archive_entry_sparse_add_entry(x->e, ds, de - ds);
+	else	/* holes only: an empty stretch at the end marks it sparse */
+		archive_entry_sparse_add_entry(x->e, st->st_size, 0);
+}
+
+/* fd: the regular file's, for its holes; -1 for a directory. */
 static int
-ws_export_header(struct ws_export *x, const struct stat *st)
+ws_export_header(struct ws_export *x, const struct stat *st, int fd)
 {
 	archive_entry_clear(x->e);
 	archive_entry_set_pathname(x->e, x->path);
 	archive_entry_set_mode(x->e, st->st_mode);
 	archive_entry_set_mtime(x->e, st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
 	archive_entry_set_size(x->e, S_ISREG(st->st_mode) ? st->st_size : 0);
+	if (fd != -1 && S_ISREG(st->st_mode))
+		ws_export_holes(x, fd, st);
 	/* WARN is a name that did not convert to UTF-8: still written. */
 	if (archive_write_header(x->a, x->e) < ARCHIVE_WARN)
 		return ws_export_archive_error(x);
@@ -872,13 +952,15 @@ static int
 ws_export_file(struct ws_export *x, int dirfd, const char *name,
     const struct stat *lst)
 {
-	struct stat	st;
-	off_t		remain;
-	ssize_t		n;
-	size_t		want;
+	struct stat	 st;
+	off_t		 remain, pos;
+	la_int64_t	 soff, slen;	/* the sparse map's stretch */
+	ssize_t		 n;
+	size_t		 want;
+	const uint8_t	*data;
 	void		*map = NULL;
-	int		fd, mode, r = ERR_INTERNAL;
-	int		racy = ws_fp_racy(x->fp, lst);
+	int		 fd, mode, r = ERR_INTERNAL;
+	int		 racy = ws_fp_racy(x->fp, lst);
 
 	ws_fp_entry(x->fp, x->path, lst);
 	if (x->a == NULL) {
@@ -906,21 +988,55 @@ ws_export_file(struct ws_export *x, int dirfd, const char *name,
 		r = 0;
 		goto out;
 	}
-	if ((r = ws_export_header(x, &st)) != 0)
+	if ((r = ws_export_header(x, &st, fd)) != 0)
 		goto out;
 	if (racy)
 		ws_fp_content_begin(x->fp);
 	/*
 	 * A file that shrinks meanwhile is padded with zeros by libarchive
 	 * at finish_entry; one that grows is cut at the size in the header.
+	 * A sparse entry takes the whole file too, holes as zeros, and
+	 * libarchive writes only its map's stretches: the holes are fed
+	 * from ws_zeros without reading (the racy digest hashes them, as
+	 * ws_fp_read's read of the file would).
 	 */
-	mode = ws_read_mode(x, fd, st.st_size, &map);
+	if (archive_entry_sparse_reset(x->e) > 0) {
+		mode = -1;
+		if (archive_entry_sparse_next(x->e, &soff, &slen) !=
+		    ARCHIVE_OK) {
+			soff = st.st_size;
+			slen = 0;
+		}
+	} else {
+		mode = ws_read_mode(x, fd, st.st_size, &map);
+		soff = 0;
+		slen = st.st_size;
+	}
 	for (remain = st.st_size; remain > 0; remain -= n) {
+		pos = st.st_size - remain;
+		/* Past this stretch: on to the next (or a hole to the end). */
+		while (pos >= soff + slen && soff < st.st_size) {
+			if (archive_entry_sparse_next(x->e, &soff, &slen) !=
+			    ARCHIVE_OK) {
+				soff = st.st_size;
+				slen = 0;
+			}
+		}
 		want = remain < WS_IO_CHUNK ? (size_t)remain : WS_IO_CHUNK;
-		n = ws_export_read(x, fd, map, &mode, want,
-		    st.st_size - remain);
-		if (mode != 0)
-			ws_read_unmap(&map, st.st_size);
+		if (pos < soff) {
+			/* In a hole. */
+			if ((off_t)want > soff - pos)
+				want = (size_t)(soff - pos);
+			n = (ssize_t)want;
+			data = ws_zeros;
+		} else {
+			if ((off_t)want > soff + slen - pos)
+				want = (size_t)(soff + slen - pos);
+			n = ws_export_read(x, fd, map, &mode, want, pos);
+			if (mode != 0)
+				ws_read_unmap(&map, st.st_size);
+			data = x->buf;
+		}
 		if (n == -1) {
 			r = ws_errno_code(errno);
 			goto out;
@@ -928,8 +1044,8 @@ ws_export_file(struct ws_export *x, int dirfd, const char *name,
 		if (n == 0)
 			break;
 		if (racy)
-			ws_fp_content(x->fp, x->buf, (size_t)n);
-		if (archive_write_data(x->a, x->buf, (size_t)n) < 0) {
+			ws_fp_content(x->fp, data, (size_t)n);
+		if (archive_write_data(x->a, data, (size_t)n) < 0) {
 			r = ws_export_archive_error(x);
 			goto out;
 		}
@@ -945,6 +1061,22 @@ out:
 	ws_read_unmap(&map, st.st_size);
 	close(fd);
 	return r;
+}
+
+/* An export that cannot hold path fails, saying which path and why: a
+ * checkpoint never leaves a file out unsaid. */
+static int
+ws_export_refuse(struct ws_export *x, const char *path, int code,
+    const char *reason)
+{
+	char	safe[WS_SAFE_NAME];
+
+	if (x->why != NULL && x->whylen > 0) {
+		ws_sanitize(safe, sizeof safe, path);
+		snprintf(x->why, x->whylen, "%s: \"%s\"", reason, safe);
+	}
+	log_warn("workspace.export_refused", "error=%s", err_name(code));
+	return code;
 }
 
 static int
@@ -964,9 +1096,12 @@ ws_export_dir(struct ws_export *x, int dirfd, size_t plen, int depth)
 	}
 	for (i = 0; i < n; i++) {
 		nlen = strlen(names[i]);
-		if (plen + (plen ? 1 : 0) + nlen + 1 > sizeof x->path) {
-			x->cnt->skipped++;
-			continue;
+		if (plen + (plen ? 1 : 0) + nlen + 1 > WS_PATH_MAX) {
+			x->path[plen] = '\0';
+			r = ws_export_refuse(x, x->path, ERR_NAME_TOO_LONG,
+			    "a path is longer than a checkpoint may hold "
+			    "(65535 bytes)");
+			goto out;
 		}
 		if (plen)
 			x->path[plen] = '/';
@@ -983,12 +1118,29 @@ ws_export_dir(struct ws_export *x, int dirfd, size_t plen, int depth)
 				x->cnt->skipped++;
 				continue;
 			}
+			/* Sizes, not blocks: a restore may have to write
+			 * a sparse file's holes (a file system without
+			 * them), and the import counts the same way. */
+			x->total += (uint64_t)st.st_size;
+			if (x->a != NULL && x->max_bytes != 0 &&
+			    x->total > x->max_bytes) {
+				r = ws_export_refuse(x, x->path,
+				    ERR_TAR_TOO_LARGE, "the home's files, sparse "
+				    "ones at their full size, pass the home size "
+				    "cap (--home-max-bytes) at");
+				goto out;
+			}
 			r = ws_export_file(x, dirfd, names[i], &st);
 		} else if (S_ISDIR(st.st_mode)) {
-			if (depth >= WS_MAX_DEPTH ||
-			    workspace_export_skip(x->path, 1)) {
+			if (workspace_export_skip(x->path, 1)) {
 				x->cnt->skipped++;
 				continue;
+			}
+			if (depth >= WS_MAX_DEPTH) {
+				r = ws_export_refuse(x, x->path,
+				    ERR_NAME_TOO_LONG, "a directory is deeper "
+				    "than a checkpoint may hold (512 levels)");
+				goto out;
 			}
 			fd = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY |
 			    O_NOFOLLOW | O_CLOEXEC);
@@ -1001,7 +1153,7 @@ ws_export_dir(struct ws_export *x, int dirfd, size_t plen, int depth)
 			if (fstat(fd, &st) == -1)
 				r = ws_errno_code(errno);
 			else if ((x->a == NULL ||
-			    (r = ws_export_header(x, &st)) == 0))
+			    (r = ws_export_header(x, &st, -1)) == 0))
 				r = ws_export_dir(x, fd,
 				    plen + (plen ? 1 : 0) + nlen, depth + 1);
 			close(fd);
@@ -1058,11 +1210,13 @@ workspace_fingerprint_fd(int rootfd, int64_t start_ns, char *fp,
 	x.cnt = &cnt;
 	x.fp = &f;
 	x.buf = ws_dio_alloc(WS_IO_CHUNK);
+	x.path = xcalloc(1, WS_PATH_MAX);
 	ws_fp_begin(&f, rootfd, start_ns);
 	r = ws_export_dir(&x, rootfd, 0, 0);
 	if (r != 0)
 		f.failed = 1;
 	ws_fp_end(&f, start_ns, fp, fplen);
+	free(x.path);
 	free(x.buf);
 	return r;
 }
@@ -1070,12 +1224,13 @@ workspace_fingerprint_fd(int rootfd, int64_t start_ns, char *fp,
 int
 workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt)
 {
-	return workspace_export_fd_fp(rootfd, outfd, cnt, NULL, 0);
+	return workspace_export_fd_fp(rootfd, outfd, 0, cnt, NULL, 0, NULL, 0);
 }
 
 int
-workspace_export_fd_fp(int rootfd, int outfd, struct workspace_counts *cnt,
-    char *fp, size_t fplen)
+workspace_export_fd_fp(int rootfd, int outfd, uint64_t max_bytes,
+    struct workspace_counts *cnt, char *fp, size_t fplen, char *why,
+    size_t whylen)
 {
 	struct ws_export	x;
 	struct ws_fp		f;
@@ -1087,6 +1242,12 @@ workspace_export_fd_fp(int rootfd, int outfd, struct workspace_counts *cnt,
 	x.fd = -1;
 	x.cnt = cnt;
 	x.buf = ws_dio_alloc(WS_IO_CHUNK);
+	x.path = xcalloc(1, WS_PATH_MAX);
+	x.max_bytes = max_bytes;
+	x.why = why;
+	x.whylen = whylen;
+	if (why != NULL && whylen > 0)
+		why[0] = '\0';
 	if (fp != NULL) {
 		ws_fp_begin(&f, rootfd, start_ns);
 		x.fp = &f;
@@ -1139,6 +1300,7 @@ out:
 			f.failed = 1;
 		ws_fp_end(&f, start_ns, fp, fplen);
 	}
+	free(x.path);
 	free(x.buf);
 	return r;
 }
@@ -1165,7 +1327,7 @@ struct ws_extract {
 	 * directory, so most need no walk from the staging root. */
 	int				 pfd;
 	size_t				 plen;
-	char				 ppath[PATH_MAX];
+	char				 ppath[WS_PATH_MAX];
 	struct ws_finisher		*fin;	/* NULL: files finish inline */
 	uint8_t				*dbuf;	/* ws_direct's, aligned */
 	int				 dio;	/* 0 unknown, 1 yes, -1 no */
@@ -1555,7 +1717,7 @@ ws_extract_small(struct ws_extract *x, struct archive_entry *e,
 		if (x->lim->max_bytes != 0 &&
 		    x->cnt->bytes > x->lim->max_bytes) {
 			free(fj);
-			ws_why(x, path, "exceeds the import size limit");
+			ws_why(x, path, "exceeds the home size cap");
 			return ERR_TAR_TOO_LARGE;
 		}
 		memcpy(fj->data + off, buf, n);
@@ -1645,7 +1807,7 @@ ws_extract_direct(struct ws_extract *x, const char *path, int64_t size,
 		x->cnt->bytes += n;
 		if (x->lim->max_bytes != 0 &&
 		    x->cnt->bytes > x->lim->max_bytes) {
-			ws_why(x, path, "exceeds the import size limit");
+			ws_why(x, path, "exceeds the home size cap");
 			return ERR_TAR_TOO_LARGE;
 		}
 		pos += (int64_t)n;
@@ -1723,7 +1885,7 @@ ws_extract_file(struct ws_extract *x, struct archive_entry *e,
 		x->cnt->bytes += n;
 		if (x->lim->max_bytes != 0 &&
 		    x->cnt->bytes > x->lim->max_bytes) {
-			ws_why(x, path, "exceeds the import size limit");
+			ws_why(x, path, "exceeds the home size cap");
 			r = ERR_TAR_TOO_LARGE;
 			goto out;
 		}
@@ -1785,39 +1947,10 @@ ws_apply_dirmeta(struct ws_extract *x)
 	return 0;
 }
 
-/*
- * A sparse entry's holes cost the archive nothing: a 10 KB tar can
- * declare a 20 GiB file.  guestd's own export never writes sparse
- * entries, so a foreign one may hold at most WS_SPARSE_HOLES of holes;
- * its size counts against the import limit like any file's.
- */
-static int
-ws_sparse_check(struct ws_extract *x, struct archive_entry *e,
-    const char *path, int64_t size)
-{
-	la_int64_t	off, len;
-	uint64_t	data = 0;
-	char		buf[96];
-
-	if (archive_entry_sparse_reset(e) <= 0)
-		return 0;
-	while (archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK) {
-		if (len > 0)
-			data += (uint64_t)len;
-	}
-	if ((uint64_t)size <= data || (uint64_t)size - data <= WS_SPARSE_HOLES)
-		return 0;
-	snprintf(buf, sizeof buf, "is sparse with %llu bytes of holes (at "
-	    "most %llu)", (unsigned long long)((uint64_t)size - data),
-	    (unsigned long long)WS_SPARSE_HOLES);
-	ws_why(x, path, buf);
-	return ERR_TAR_ENTRY_REJECTED;
-}
-
 static int
 ws_extract_entry(struct ws_extract *x, struct archive_entry *e)
 {
-	char		 path[PATH_MAX];
+	char		 path[WS_PATH_MAX];
 	const char	*name;
 	unsigned	 type;
 	int64_t		 size;
@@ -1857,14 +1990,20 @@ ws_extract_entry(struct ws_extract *x, struct archive_entry *e)
 		ws_why(x, path, "has a negative size");
 		return ERR_TAR_INVALID;
 	}
-	if ((r = ws_sparse_check(x, e, path, size)) != 0)
-		return r;
+	/*
+	 * The declared size, a sparse entry's holes included: a 10 KB tar
+	 * can declare a 20 GiB file, and its holes stay holes here, but a
+	 * later checkpoint, a file.read or a file system without holes
+	 * pays for them all.  Counted before any byte is written, so an
+	 * archive past the cap never fills the disk.
+	 */
 	x->declared += (uint64_t)size;
 	if (x->lim->max_bytes != 0 && ((uint64_t)size > x->lim->max_bytes ||
 	    x->declared > x->lim->max_bytes)) {
 		if (x->why != NULL && x->whylen > 0)
 			snprintf(x->why, x->whylen, "the files exceed the "
-			    "import limit of %llu bytes",
+			    "home size cap of %llu bytes (sparse files "
+			    "count their full size)",
 			    (unsigned long long)x->lim->max_bytes);
 		return ERR_TAR_TOO_LARGE;
 	}
@@ -2784,8 +2923,9 @@ ws_export_worker(void *arg)
 	if (rootfd == -1)
 		j->rc = ws_errno_code(errno);
 	else {
-		j->rc = workspace_export_fd_fp(rootfd, j->workerfd, &j->cnt,
-		    j->fp, sizeof j->fp);
+		j->rc = workspace_export_fd_fp(rootfd, j->workerfd,
+		    guestd.home_max_bytes, &j->cnt, j->fp, sizeof j->fp,
+		    j->why, sizeof j->why);
 		close(rootfd);
 	}
 	/* EOF for the loop side. */
@@ -3132,7 +3272,7 @@ workspace_op_import(struct control_conn *c, uint32_t id, json_t *args,
 		return ERR_BUSY;
 	}
 	j = ws_job_new(c, id, 1);
-	j->lim.max_bytes = guestd.import_max_bytes;
+	j->lim.max_bytes = guestd.home_max_bytes;
 	j->lim.max_entries = guestd.import_max_entries;
 	j->refs++;	/* the worker's, released by ws_worker_posted() */
 	if ((r = ws_thread_start(ws_import_worker, j)) != 0) {

@@ -31,8 +31,9 @@ int	workspace_export_skip(const char *relpath, int is_dir);
 
 /*
  * Validate one tar entry's name and type: relative, no "."/".." or empty
- * segments, names <= NAME_MAX, path <= PATH_MAX, type directory or regular
- * file, no hardlink target.  type is the AE_IF* value.  0 or
+ * segments, names <= NAME_MAX, path < 65536 bytes (not PATH_MAX: walks
+ * go openat by openat) and at most 512 directories deep, type directory or
+ * regular file, no hardlink target.  type is the AE_IF* value.  0 or
  * ERR_TAR_ENTRY_REJECTED with a sentence in why.
  */
 int	workspace_entry_check(const char *name, unsigned type, int has_link,
@@ -58,8 +59,10 @@ struct workspace_counts {
  * directory stagefd, checking every entry and the limits.  Stops at the
  * end-of-archive marker without reading further; a stream that ends
  * without one (cut between entries or inside one) is ERR_TAR_TRUNCATED.
- * Refuses reserved top-level names and sparse entries with more than
- * 64 MiB of holes (ERR_TAR_ENTRY_REJECTED).  0, or ERR_TAR_* /
+ * Refuses reserved top-level names (ERR_TAR_ENTRY_REJECTED) and files
+ * whose sizes, a sparse entry's holes included, pass lim->max_bytes
+ * (ERR_TAR_TOO_LARGE, before any of their data is written); a sparse
+ * entry's holes stay holes.  0, or ERR_TAR_* /
  * ERR_NO_SPACE / ERR_* with a sentence naming the entry in why.  On error
  * stagefd may hold a partial tree: the caller removes it.
  */
@@ -70,11 +73,18 @@ int	workspace_extract_fd(int tarfd, int stagefd,
 /*
  * Write the tree below rootfd (a directory fd) as a pax tar to outfd
  * (blocking).  0, ERR_CANCELLED when the reader went away (EPIPE), or ERR_*.
- * Only a complete export ends with the end-of-archive marker.
+ * Only a complete export ends with the end-of-archive marker.  A file
+ * with holes is a sparse entry (pax GNU.sparse 1.0), its holes left out.
+ * A path longer than 65535 bytes or 512 directories deep fails
+ * ERR_NAME_TOO_LONG, never left out.
  */
 int	workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt);
 
 /*
+ * workspace_export_fd_fp: also fails ERR_TAR_TOO_LARGE when the files'
+ * sizes (holes included) pass max_bytes (0: no cap), with a sentence
+ * naming the path in why.
+ *
  * The tree's fingerprint, "fp1:<start_ns>:<sha256 hex>" (workspace.c
  * says what it covers and why an equal one means an equal export), or ""
  * when the tree cannot have one.  WS_FP_MAX bytes hold it.
@@ -84,8 +94,9 @@ int	workspace_export_fd(int rootfd, int outfd, struct workspace_counts *cnt);
  *     the start_ns of the fingerprint it is to be compared with.
  */
 #define WS_FP_MAX	128
-int	workspace_export_fd_fp(int rootfd, int outfd,
-	    struct workspace_counts *cnt, char *fp, size_t fplen);
+int	workspace_export_fd_fp(int rootfd, int outfd, uint64_t max_bytes,
+	    struct workspace_counts *cnt, char *fp, size_t fplen, char *why,
+	    size_t whylen);
 int	workspace_fingerprint_fd(int rootfd, int64_t start_ns, char *fp,
 	    size_t fplen);
 /* workspace.fingerprint {"since": FP}: {"unchanged": true} when the tree

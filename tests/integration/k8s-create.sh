@@ -6,11 +6,11 @@
 # on the pod's IP.  The pod is uid 1000, without a service-account token,
 # service links, privilege escalation or capabilities, labelled as the
 # provider says, with the settings' labels, annotations, limits and
-# runtime class; its secret is a Secret, mounted, owned by the pod, and
-# nowhere in the pod's spec, nor are serve's own secrets (the database's
-# password, the object store's keys, the API token): the containers'
-# environment is only GUESTD_SECRET_FILE; a stop deletes the pod and its
-# secret.
+# runtime class, and guestd gets the home size cap (HOME_MAX_BYTES); its
+# secret is a Secret, mounted, owned by the pod, and nowhere in the pod's
+# spec, nor are serve's own secrets (the database's password, the object
+# store's keys, the API token): the containers' environment is only
+# GUESTD_SECRET_FILE and the cap; a stop deletes the pod and its secret.
 # A controller that lost its reference adopts the pod of its store.
 # A client certificate authenticates as a token does; a wrong token is
 # KUBERNETES_UNAUTHORIZED in /internal/health.
@@ -75,6 +75,7 @@ export KUBERNETES_SANDBOX_POD_ANNOTATIONS='{"example.com/owner":"ops team"}'
 export KUBERNETES_SANDBOX_RUNTIME_CLASS_NAME=gvisor
 export KUBERNETES_SANDBOX_CPU_LIMIT=500m
 export KUBERNETES_SANDBOX_MEMORY_LIMIT=1Gi
+export HOME_MAX_BYTES=3G
 # serve's own secrets (issue 26): none may reach the pod's spec.
 export PGPASSWORD="k8s-pg-Tx93-$$" AWS_SECRET_ACCESS_KEY="k8s-aws-Kp45-$$"
 export OBJECT_STORAGE_SECRET_ACCESS_KEY="k8s-os-Zq81-$$"
@@ -106,12 +107,14 @@ jqe '.metadata.annotations["example.com/owner"] == "ops team"'
 jqe '.spec.runtimeClassName == "gvisor"'
 jqe '.spec.containers[0].resources.limits == {"cpu":"500m","memory":"1Gi"}'
 jqe '.spec.containers[0].image == "rakazo-computer:test"'
+jqe '.spec.containers[0].env | any(.name == "GUESTD_HOME_MAX_BYTES" and .value == "3221225472")'
 jqe '.spec.volumes[] | select(.name == "secret-src") | .secret.secretName == "'"$POD"'"'
 jqe '.status.podIP | startswith("'"$K8S_IP_BASE"'.")'
 # The containers' environment is the provider's alone: no envFrom, and
-# guestd's is GUESTD_SECRET_FILE (a path) and nothing of serve's.
+# guestd's is GUESTD_SECRET_FILE (a path) and the home size cap, and
+# nothing of serve's.
 jqe '[.spec.containers[], .spec.initContainers[]] | all(.envFrom == null)'
-jqe '.spec.containers[0].env | map(.name) == ["GUESTD_SECRET_FILE"]'
+jqe '.spec.containers[0].env | map(.name) | sort == ["GUESTD_HOME_MAX_BYTES", "GUESTD_SECRET_FILE"]'
 jqe '[.spec.initContainers[] | .env // [] | length] | add == 0'
 for v in "$PGPASSWORD" "$AWS_SECRET_ACCESS_KEY" \
     "$OBJECT_STORAGE_SECRET_ACCESS_KEY" "$(cat "$CTL_TOKEN")"; do

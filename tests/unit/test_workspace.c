@@ -45,7 +45,7 @@ struct check_case {
 static void
 test_entry_check(void **state)
 {
-	static char	long_name[NAME_MAX + 2], long_path[PATH_MAX + 8];
+	static char	long_name[NAME_MAX + 2], long_path[65536 + 8];
 	char		why[256];
 	size_t		i;
 	int		r;
@@ -102,15 +102,29 @@ test_entry_check(void **state)
 	long_name[NAME_MAX] = 'n';
 	assert_int_equal(workspace_entry_check(long_name, AE_IFREG, 0, why,
 	    sizeof why), ERR_TAR_ENTRY_REJECTED);
-	/* A path of PATH_MAX bytes (short names) is too long. */
-	for (i = 0; i < PATH_MAX; i++)
-		long_path[i] = i % 2 ? '/' : 'd';
-	long_path[PATH_MAX - 1] = 'd';
-	assert_int_equal(workspace_entry_check(long_path, AE_IFREG, 0, why,
-	    sizeof why), ERR_TAR_ENTRY_REJECTED);
-	long_path[PATH_MAX - 3] = '\0';
+	/*
+	 * Paths past PATH_MAX are fine (walks go openat by openat) up to
+	 * 65535 bytes: 256 names of NAME_MAX bytes and their slashes.
+	 */
+	for (i = 0; i < 65536; i++)
+		long_path[i] = i % (NAME_MAX + 1) == NAME_MAX ? '/' : 'n';
+	long_path[65535] = '\0';
 	assert_int_equal(workspace_entry_check(long_path, AE_IFREG, 0, why,
 	    sizeof why), 0);
+	long_path[65535] = 'n';
+	long_path[65536] = '\0';
+	assert_int_equal(workspace_entry_check(long_path, AE_IFREG, 0, why,
+	    sizeof why), ERR_TAR_ENTRY_REJECTED);
+	/* 512 directories deep is fine, 513 is not. */
+	for (i = 0; i < 2 * 512; i++)
+		long_path[i] = i % 2 ? '/' : 'd';
+	memcpy(long_path + 2 * 512, "f", 2);
+	assert_int_equal(workspace_entry_check(long_path, AE_IFREG, 0, why,
+	    sizeof why), 0);
+	memcpy(long_path + 2 * 512, "d/f", 4);
+	assert_int_equal(workspace_entry_check(long_path, AE_IFREG, 0, why,
+	    sizeof why), ERR_TAR_ENTRY_REJECTED);
+	assert_non_null(strstr(why, "512 directories deep"));
 }
 
 static void
@@ -616,6 +630,74 @@ test_export_roundtrip(void **state)
 	close(srcfd);
 }
 
+/*
+ * Holes go out as a sparse entry and come back as holes: a 1 GiB hole
+ * and a file of two stretches of data far apart make a small archive,
+ * and the extracted files have their sizes, their data at its offsets
+ * and few blocks.  With a cap below their sizes the export fails
+ * TAR_TOO_LARGE naming the file.
+ */
+static void
+test_export_sparse(void **state)
+{
+	struct fix		*f = *state;
+	struct workspace_counts	 ecnt, icnt;
+	struct stat		 st;
+	char			 why[256], fp[WS_FP_MAX], buf[8];
+	int			 srcfd, dstfd, tarfd, fd;
+
+	assert_int_equal(mkdirat(f->tmpfd, "src", 0755), 0);
+	assert_int_equal(mkdirat(f->tmpfd, "dst", 0755), 0);
+	srcfd = openat(f->tmpfd, "src", O_RDONLY | O_DIRECTORY);
+	dstfd = openat(f->tmpfd, "dst", O_RDONLY | O_DIRECTORY);
+	fd = openat(srcfd, "holes", O_WRONLY | O_CREAT, 0644);
+	assert_int_equal(ftruncate(fd, 1LL << 30), 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	close(fd);
+	if (st.st_blocks > 8) {
+		close(srcfd);
+		close(dstfd);
+		skip();		/* a file system without holes */
+	}
+	fd = openat(srcfd, "mixed", O_WRONLY | O_CREAT, 0644);
+	assert_int_equal(pwrite(fd, "head", 4, 0), 4);
+	assert_int_equal(pwrite(fd, "tail", 4, (8 << 20) - 4), 4);
+	close(fd);
+
+	tarfd = memfd_create("export", MFD_CLOEXEC);
+	assert_int_equal(workspace_export_fd(srcfd, tarfd, &ecnt), 0);
+	assert_int_equal(fstat(tarfd, &st), 0);
+	assert_true(st.st_size < 256 * 1024);
+	assert_int_equal(lseek(tarfd, 0, SEEK_SET), 0);
+	close(f->stagefd);
+	f->stagefd = dstfd;
+	assert_int_equal(extract(f, tarfd, 2ULL << 30, 100, &icnt, why,
+	    sizeof why), 0);
+	assert_int_equal(fstatat(dstfd, "holes", &st, 0), 0);
+	assert_int_equal(st.st_size, 1LL << 30);
+	assert_true(st.st_blocks <= 8);
+	assert_int_equal(fstatat(dstfd, "mixed", &st, 0), 0);
+	assert_int_equal(st.st_size, 8 << 20);
+	assert_true(st.st_blocks <= 1024);
+	fd = openat(dstfd, "mixed", O_RDONLY);
+	assert_int_equal(pread(fd, buf, 4, 0), 4);
+	assert_memory_equal(buf, "head", 4);
+	assert_int_equal(pread(fd, buf, 4, (8 << 20) - 4), 4);
+	assert_memory_equal(buf, "tail", 4);
+	assert_int_equal(pread(fd, buf, 4, 4 << 20), 4);
+	assert_memory_equal(buf, "\0\0\0\0", 4);
+	close(fd);
+
+	/* 1 GiB + 8 MiB of sizes, a cap of 512 MiB. */
+	tarfd = memfd_create("capped", MFD_CLOEXEC);
+	assert_int_equal(workspace_export_fd_fp(srcfd, tarfd, 512 << 20, &ecnt,
+	    fp, sizeof fp, why, sizeof why), ERR_TAR_TOO_LARGE);
+	assert_non_null(strstr(why, "home size cap"));
+	assert_non_null(strstr(why, "\"holes\""));
+	close(tarfd);
+	close(srcfd);
+}
+
 /* A reader that went away makes export stop with CANCELLED. */
 static void
 test_export_epipe(void **state)
@@ -656,6 +738,8 @@ main(void)
 		    fix_teardown),
 		cmocka_unit_test_setup_teardown(test_export_roundtrip,
 		    fix_setup, fix_teardown),
+		cmocka_unit_test_setup_teardown(test_export_sparse, fix_setup,
+		    fix_teardown),
 		cmocka_unit_test_setup_teardown(test_export_epipe, fix_setup,
 		    fix_teardown),
 	};
