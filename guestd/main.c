@@ -34,6 +34,7 @@
 #include "files.h"
 #include "guestd.h"
 #include "log.h"
+#include "nss.h"
 #include "loop.h"
 #include "ops.h"
 #include "gateway.h"
@@ -318,7 +319,7 @@ main(int argc, char **argv)
 	char			 host[256];
 	char			 secret[SECRET_MAX + 1];
 	sigset_t		 set;
-	int			 next, port, lvl, i, readyfd;
+	int			 next, port, lvl, i, readyfd, r;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -351,6 +352,10 @@ main(int argc, char **argv)
 	main_workspace_setup();
 
 	guestd.shell = "/bin/bash";
+	/* Without the names a child only loses its name (G-19). */
+	if ((r = nss_init(guestd.user, guestd.uid, guestd.gid,
+	    guestd.workspace, guestd.shell)) != 0)
+		log_error("nss.init_failed", "error=%s", err_name(r));
 	guestd.import_max_bytes = main_import_max_bytes;
 	guestd.import_max_entries = (uint64_t)main_import_max_entries;
 	guestd.exec_max_output = main_exec_max_output;
