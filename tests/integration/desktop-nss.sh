@@ -3,9 +3,9 @@
 # --local-uid-range has no passwd entry, yet every process guestd starts
 # for it names the workspace user and finds its home through guestd's
 # nss_wrapper files: the shell tool (whoami, id -un, getent, Python's
-# getpass and pwd), the window manager, and an xterm that launch_app
-# starts, whose prompt, read from the xterm's own screen (its print
-# action, bound to a key pressed through computer_act), is
+# getpass and pwd), the window manager, the browser, and an xterm that
+# launch_app starts, whose prompt, read from the xterm's own screen (its
+# print action, bound to a key pressed through computer_act), is
 # "rakazo@HOST:~/bots/alice$", not "I have no name!".
 # Needs root (serve hands out uids only as root), xterm and libnss-wrapper.
 . "$top_srcdir/tests/lib.sh"
@@ -85,6 +85,15 @@ for p in "$sh" "$wm"; do
 	t_contains "$(cat "$f")" "rakazo:x:$u:$u:rakazo:$HOME_A:/bin/bash" \
 	    "$(cat "/proc/$p/comm")'s passwd file"
 done
+# The browser guestd starts on that desktop, where there is one.
+if command -v "${GUESTD_BROWSER:-chromium}" >/dev/null 2>&1; then
+	out=$(ctl_guest a browser.open '{"bot":"alice"}')
+	bp=$(printf '%s' "$out" | sed -n 's/.*"pid": *\([0-9]*\).*/\1/p')
+	[ -n "$bp" ] || t_fail "browser.open: $out"
+	env=$(tr '\0' '\n' <"/proc/$bp/environ")
+	t_contains "$env" "LD_PRELOAD=$lib" "the browser's preload"
+	t_contains "$env" "NSS_WRAPPER_PASSWD=$f" "the browser's passwd file"
+fi
 t_eq "$(sha256sum /etc/passwd /etc/group)" "$sum" "/etc/passwd unchanged"
 
 # The files go with guestd.
