@@ -59,8 +59,9 @@ nss_find_lib(void)
 }
 
 /*
- * Write path: the system file's lines (those not named ours, at most
- * NSS_SYSTEM_MAX bytes; a missing system file is none), then ours.
+ * Write path: the system file's lines (at most NSS_SYSTEM_MAX bytes; a
+ * missing system file is none), then ours when there is one, which then
+ * replaces a system line of the same name.
  */
 static int
 nss_write(const char *path, const char *system, const char *user,
@@ -84,7 +85,7 @@ nss_write(const char *path, const char *system, const char *user,
 		while ((n = getline(&line, &cap, in)) > 0) {
 			if ((total += (size_t)n) > NSS_SYSTEM_MAX)
 				break;
-			if (strncmp(line, user, nl) == 0 &&
+			if (*ours != '\0' && strncmp(line, user, nl) == 0 &&
 			    line[nl] == ':')
 				continue;
 			if (fputs(line, out) == EOF ||
@@ -92,7 +93,7 @@ nss_write(const char *path, const char *system, const char *user,
 				goto out;
 		}
 	}
-	if (ours != NULL && fputs(ours, out) == EOF)
+	if (*ours != '\0' && fputs(ours, out) == EOF)
 		goto out;
 	r = 0;
 out:
