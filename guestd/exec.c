@@ -39,8 +39,8 @@
 #include "guestd.h"
 #include "json.h"
 #include "log.h"
-#include "nss.h"
 #include "loop.h"
+#include "nss.h"
 #include "path.h"
 #include "proto.h"
 #include "queue-compat.h"
@@ -736,9 +736,8 @@ exec_env_build(const struct exec_args *a)
 	char		**envp, dpy[16];
 	size_t		  n = 0;
 	const char	 *k;
+	const struct nss_var *nv;
 	json_t		 *v;
-
-	const struct nss_var	*nv;
 
 	envp = xcalloc(20 + json_object_size(a->env) + 1, sizeof(*envp));
 	exec_env_set(envp, &n, "HOME", guestd.workspace);

@@ -40,7 +40,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
