@@ -8,7 +8,7 @@
  * from LOCAL_UID_RANGE on its first start and recorded in the store
  * (local_uids), so one computer's commands can neither read nor change
  * another's files nor signal its processes.  The uid needs no passwd entry
- * (guestd names it "rakazo", its terminal gets one through nss_wrapper):
+ * (guestd names it "rakazo" for all it starts, through nss_wrapper):
  * we drop to it in the child before exec, so guestd never runs as root
  * here and the control secret, which its user must not read, reaches it
  * in GUESTD_SECRET (guestd wipes it at once, before any command of that

@@ -50,6 +50,7 @@
 #include "json.h"
 #include "log.h"
 #include "loop.h"
+#include "nss.h"
 #include "page.h"
 #include "path.h"
 #include "proxy-relay.h"
@@ -850,10 +851,11 @@ browser_stderr_cb(struct loop_fd *lf, int events, void *arg)
 static char **
 browser_env(const struct browser *b)
 {
-	char	**envp;
-	size_t	  n = 0;
+	const struct nss_var	 *nv;
+	char			**envp;
+	size_t			  n = 0;
 
-	envp = xcalloc(12, sizeof *envp);
+	envp = xcalloc(16, sizeof *envp);
 	/* The workspace is the user's home. */
 	if (asprintf(&envp[n++], "HOME=%s", guestd.workspace) == -1 ||
 	    asprintf(&envp[n++], "USER=%s", guestd.user) == -1 ||
@@ -863,6 +865,10 @@ browser_env(const struct browser *b)
 	    asprintf(&envp[n++], "DISPLAY=%s", b->display) == -1 ||
 	    asprintf(&envp[n++], "XAUTHORITY=%s", b->xauth) == -1)
 		fatal("out of memory");
+	/* Its profile dialogs and downloads name the user (G-19). */
+	for (nv = nss_vars(); nv->name != NULL; nv++)
+		if (asprintf(&envp[n++], "%s=%s", nv->name, nv->value) == -1)
+			fatal("out of memory");
 	envp[n] = NULL;
 	return envp;
 }

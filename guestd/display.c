@@ -50,6 +50,7 @@
 #include "json.h"
 #include "log.h"
 #include "loop.h"
+#include "nss.h"
 #include "path.h"
 #include "queue-compat.h"
 #include "xmalloc.h"
@@ -691,13 +692,14 @@ display_twmrc(void)
 static void
 display_wm_start(struct display *d)
 {
-	extern char	**environ;
-	char		 dpy[32], xauth[PATH_MAX + 16];
-	char		*argv[4], **envp;
-	const char	*base, *rc;
-	size_t		 n = 0, k = 0;
-	pid_t		 pid;
-	int		 errp[2], saved;
+	extern char		**environ;
+	const struct nss_var	 *nv;
+	char			  dpy[32], xauth[PATH_MAX + 16];
+	char			 *argv[4], **envp, **own;
+	const char		 *base, *rc;
+	size_t			  n = 0, k = 0, o = 0;
+	pid_t			  pid;
+	int			  errp[2], saved;
 
 	if (display_wm[0] == '\0')
 		return;
@@ -705,13 +707,23 @@ display_wm_start(struct display *d)
 	snprintf(xauth, sizeof xauth, "XAUTHORITY=%s", d->authfile);
 	while (environ[n] != NULL)
 		n++;
-	envp = xcalloc(n + 3, sizeof *envp);
+	/* nss_wrapper's too: its menus and whatever it starts name the
+	 * user (G-19). */
+	own = xcalloc(4, sizeof *own);
+	for (nv = nss_vars(); nv->name != NULL; nv++)
+		if (asprintf(&own[o++], "%s=%s", nv->name, nv->value) == -1)
+			fatal("out of memory");
+	envp = xcalloc(n + 3 + o, sizeof *envp);
 	for (n = 0; environ[n] != NULL; n++)
 		if (strncmp(environ[n], "DISPLAY=", 8) != 0 &&
-		    strncmp(environ[n], "XAUTHORITY=", 11) != 0)
+		    strncmp(environ[n], "XAUTHORITY=", 11) != 0 &&
+		    (o == 0 || (strncmp(environ[n], "LD_PRELOAD=", 11) != 0 &&
+		    strncmp(environ[n], "NSS_WRAPPER_", 12) != 0)))
 			envp[k++] = environ[n];
 	envp[k++] = dpy;
 	envp[k++] = xauth;
+	for (n = 0; n < o; n++)
+		envp[k++] = own[n];
 	argv[0] = display_wm;
 	argv[1] = NULL;
 	base = strrchr(display_wm, '/');
@@ -729,6 +741,9 @@ display_wm_start(struct display *d)
 		display_wm_child(argv, envp, errp[1]);
 	saved = errno;
 	free(envp);
+	for (n = 0; n < o; n++)
+		free(own[n]);
+	free(own);
 	if (errp[1] != -1)
 		close(errp[1]);
 	if (pid == -1) {

@@ -40,6 +40,7 @@
 #include "json.h"
 #include "log.h"
 #include "loop.h"
+#include "nss.h"
 #include "path.h"
 #include "proto.h"
 #include "queue-compat.h"
@@ -735,9 +736,10 @@ exec_env_build(const struct exec_args *a)
 	char		**envp, dpy[16];
 	size_t		  n = 0;
 	const char	 *k;
+	const struct nss_var *nv;
 	json_t		 *v;
 
-	envp = xcalloc(16 + json_object_size(a->env) + 1, sizeof(*envp));
+	envp = xcalloc(20 + json_object_size(a->env) + 1, sizeof(*envp));
 	exec_env_set(envp, &n, "HOME", guestd.workspace);
 	exec_env_set(envp, &n, "USER", guestd.user);
 	exec_env_set(envp, &n, "LOGNAME", guestd.user);
@@ -746,6 +748,9 @@ exec_env_build(const struct exec_args *a)
 	exec_env_set(envp, &n, "LANG", "C.UTF-8");
 	exec_env_set(envp, &n, "TERM", "dumb");
 	exec_env_set(envp, &n, "RAKAZO_WORKSPACE", guestd.workspace);
+	/* A uid without a passwd entry still has a name and a home. */
+	for (nv = nss_vars(); nv->name != NULL; nv++)
+		exec_env_set(envp, &n, nv->name, nv->value);
 	if (a->bot != NULL) {
 		exec_env_set(envp, &n, "RAKAZO_BOT", a->bot);
 		/* The bot's own desktop, when it has one open. */

@@ -35,6 +35,7 @@
 #include "guestd.h"
 #include "log.h"
 #include "loop.h"
+#include "nss.h"
 #include "ops.h"
 #include "gateway.h"
 #include "pty.h"
@@ -324,7 +325,7 @@ main(int argc, char **argv)
 	char			 host[256];
 	char			 secret[SECRET_MAX + 1];
 	sigset_t		 set;
-	int			 next, port, lvl, i, readyfd;
+	int			 next, port, lvl, i, readyfd, r;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -357,6 +358,10 @@ main(int argc, char **argv)
 	main_workspace_setup();
 
 	guestd.shell = "/bin/bash";
+	/* Without the names a child only loses its name (G-19). */
+	if ((r = nss_init(guestd.user, guestd.uid, guestd.gid,
+	    guestd.workspace, guestd.shell)) != 0)
+		log_error("nss.init_failed", "error=%s", err_name(r));
 	guestd.home_max_bytes = main_home_max_bytes;
 	guestd.import_max_entries = (uint64_t)main_import_max_entries;
 	guestd.exec_max_output = main_exec_max_output;

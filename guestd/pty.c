@@ -21,8 +21,8 @@
  * file action gives the shell job control without a fork() of guestd.
  * Its environment is the bot's shell tool's (exec.c) with
  * TERM=xterm-256color; its cwd is bots/<bot>/.  When the uid has no
- * passwd entry, nss_wrapper is preloaded with passwd/group files of ours
- * (in the server's session directory) that name it "rakazo".
+ * passwd entry, that environment preloads nss_wrapper with guestd's
+ * passwd/group files (nss.c) that name it "rakazo".
  *
  * A closed websocket hangs its shell up (the master closes; SIGHUP to the
  * session); the session is killed after a grace if it lingers.  Revoking
@@ -40,7 +40,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -59,6 +58,7 @@
 #include "guestd.h"
 #include "log.h"
 #include "loop.h"
+#include "nss.h"
 #include "path.h"
 #include "pty.h"
 #include "queue-compat.h"
@@ -108,8 +108,6 @@ struct pty_client {
 struct pty_server {
 	const struct capability	*cap;
 	char			 bot[65];
-	char			 dir[PATH_MAX / 2];	/* session files; "" none */
-	int			 nss;	/* nss_wrapper files written */
 	LIST_ENTRY(pty_server)	 entry;
 };
 
@@ -224,96 +222,7 @@ pty_frame_unread(struct pty_framer *f, size_t n)
 	f->in_payload = f->left > 0;
 }
 
-/* ---- session files and the environment ------------------------------- */
-
-static void
-pty_session_remove(struct pty_server *s)
-{
-	char	path[PATH_MAX];
-
-	if (s->dir[0] == '\0')
-		return;
-	snprintf(path, sizeof path, "%s/passwd", s->dir);
-	(void)unlink(path);
-	snprintf(path, sizeof path, "%s/group", s->dir);
-	(void)unlink(path);
-	if (rmdir(s->dir) == -1)
-		log_warn("term.session_rmdir", "error=\"%s\"", strerror(errno));
-	s->dir[0] = '\0';
-}
-
-static int
-pty_write_file(const char *dir, const char *name, const char *body)
-{
-	char	path[PATH_MAX];
-	size_t	len = strlen(body);
-	int	fd, r = 0;
-
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd == -1)
-		return err_from_errno(errno);
-	if (write(fd, body, len) != (ssize_t)len)
-		r = ERR_IO;
-	if (close(fd) == -1 && r == 0)
-		r = ERR_IO;
-	return r;
-}
-
-/*
- * The session directory; with the nss_wrapper files when our uid has no
- * passwd entry (G-19), so the shell says "rakazo" and /etc/passwd stays.
- */
-static int
-pty_session_init(struct pty_server *s)
-{
-	const char	*tmp;
-	char		 line[PATH_MAX + 128];
-	int		 r;
-
-	tmp = getenv("TMPDIR");
-	if (tmp == NULL || *tmp != '/')
-		tmp = "/tmp";
-	snprintf(s->dir, sizeof s->dir, "%s/guestd-term.XXXXXX", tmp);
-	if (mkdtemp(s->dir) == NULL) {
-		r = err_from_errno(errno);
-		s->dir[0] = '\0';
-		return r;
-	}
-	if (getpwuid(guestd.uid) != NULL)
-		return 0;
-	snprintf(line, sizeof line, "%s:x:%u:%u:%s:%s:%s\n", guestd.user,
-	    (unsigned)guestd.uid, (unsigned)guestd.gid, guestd.user,
-	    guestd.workspace, guestd.shell);
-	if ((r = pty_write_file(s->dir, "passwd", line)) != 0)
-		return r;
-	snprintf(line, sizeof line, "%s:x:%u:\n", guestd.user,
-	    (unsigned)guestd.gid);
-	if ((r = pty_write_file(s->dir, "group", line)) != 0)
-		return r;
-	s->nss = 1;
-	return 0;
-}
-
-/* Where Debian (and others) put libnss_wrapper.so; NULL when absent. */
-static const char *
-pty_nss_wrapper(void)
-{
-	static const char *const dirs[] = {
-		"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-		"/usr/lib/arm-linux-gnueabihf", "/usr/lib/i386-linux-gnu",
-		"/usr/lib64", "/usr/lib", "/usr/local/lib",
-	};
-	static char	 found[PATH_MAX];
-	size_t		 i;
-
-	for (i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-		snprintf(found, sizeof found, "%s/libnss_wrapper.so", dirs[i]);
-		if (access(found, R_OK) == 0)
-			return found;
-	}
-	return NULL;
-}
+/* ---- the environment ------------------------------------------------- */
 
 /* envp with name=value set (replacing); envp may be reallocated. */
 static char **
@@ -337,24 +246,15 @@ pty_env_set(char **envp, const char *name, const char *value)
 	return envp;
 }
 
+/* The shell tool's environment, nss_wrapper's (nss.c) included. */
 static char **
 pty_env(const struct pty_server *s)
 {
-	char		**envp, path[PATH_MAX];
-	const char	 *lib;
+	char	**envp;
 
 	envp = exec_env_new(s->bot);
 	envp = pty_env_set(envp, "TERM", "xterm-256color");
 	envp = pty_env_set(envp, "COLORTERM", "truecolor");
-	if (s->nss && (lib = pty_nss_wrapper()) != NULL) {
-		envp = pty_env_set(envp, "LD_PRELOAD", lib);
-		snprintf(path, sizeof path, "%s/passwd", s->dir);
-		envp = pty_env_set(envp, "NSS_WRAPPER_PASSWD", path);
-		snprintf(path, sizeof path, "%s/group", s->dir);
-		envp = pty_env_set(envp, "NSS_WRAPPER_GROUP", path);
-	} else if (s->nss)
-		log_warn("term.nss_wrapper_missing", "uid=%u",
-		    (unsigned)guestd.uid);
 	return envp;
 }
 
@@ -800,7 +700,6 @@ static struct pty_server *
 pty_server_get(const struct capability *cap)
 {
 	struct pty_server	*s;
-	int			 r;
 
 	LIST_FOREACH(s, &pty_servers, entry) {
 		if (s->cap == cap)
@@ -809,15 +708,9 @@ pty_server_get(const struct capability *cap)
 	s = xcalloc(1, sizeof *s);
 	s->cap = cap;
 	snprintf(s->bot, sizeof s->bot, "%s", capability_bot(cap));
-	if ((r = pty_session_init(s)) != 0) {
-		log_warn("term.session_failed", "error=%s", err_name(r));
-		pty_session_remove(s);
-		free(s);
-		return NULL;
-	}
 	LIST_INSERT_HEAD(&pty_servers, s, entry);
 	log_info("term.server_started", "capability_id=%s nss_wrapper=%s",
-	    capability_id(cap), s->nss ? "yes" : "no");
+	    capability_id(cap), nss_active() ? "yes" : "no");
 	return s;
 }
 
@@ -1005,7 +898,6 @@ pty_drop(const struct capability *cap)
 		    "control capability ended");
 		pty_hangup(c);
 	}
-	pty_session_remove(s);
 	log_info("term.server_stopped", "capability_id=%s",
 	    capability_id(cap));
 	free(s);

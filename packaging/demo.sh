@@ -31,7 +31,9 @@
 # RAKAZO_DEMO_IMAGE (docker: the tag to build and run, default
 # rakazo-computer:demo), RAKAZO_BUILD_DIR (build/), RAKAZO_DEMO_PORT (0: any free port),
 # RAKAZO_DEMO_DIR (a temp dir, removed at the end), RAKAZO_DEMO_USER (as
-# root, the unprivileged user guestd becomes; default nobody).  RAKAZOCTL
+# root, the unprivileged user guestd becomes; default nobody),
+# RAKAZO_DEMO_SCREENSHOT (where the desktop's screenshot goes; default
+# alice.png in the demo's dir; the README's is doc/demo-desktop.png).  RAKAZOCTL
 # and GUESTD, both set: prebuilt binaries to run (dependencies and build are
 # skipped; the terminal page comes from TERM_ASSETS, default
 # $RAKAZO_BUILD_DIR/term-assets), as the tests do; with docker RAKAZOCTL
@@ -260,8 +262,9 @@ if [ -n "$names" ] && has xwininfo; then
 		sleep 0.1
 	    done; done"
 fi
-ctl screenshot --bot alice "$D/alice.png"
-echo "screenshot: $D/alice.png"
+SHOT=${RAKAZO_DEMO_SCREENSHOT:-$D/alice.png}
+ctl screenshot --bot alice "$SHOT"
+echo "screenshot: $SHOT"
 
 say "watch alice's desktop (view only)"
 ctl screen-url --bot alice

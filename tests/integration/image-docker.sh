@@ -6,7 +6,9 @@
 # dropped, no-new-privileges, a pids limit, guestd's two ports published on
 # 127.0.0.1 only), and driven from outside with `rakazoctl guest` only:
 # health as uid 1000, exec, a file round trip, a desktop whose window
-# manager runs on its display and whose screenshot comes back, a browser
+# manager runs on its display and whose screenshot comes back, an xterm
+# whose prompt names the user (uid 1000 through the image's passwd entry;
+# a second container as a uid without one through nss_wrapper), a browser
 # guestd starts on it, the terminal through the published gateway port,
 # the image's HEALTHCHECK going healthy (and unhealthy while guestd is
 # stopped), and the workspace surviving a restart.  Every container and volume it made is gone at the end.
@@ -119,6 +121,12 @@ t_contains "$h" '"state":"ok"' "health"
 # exec as the workspace user, in the workspace.
 r=$(rk exec -- 'echo "$(id -u):$(id -un):$PWD"') || t_fail "exec: $r"
 t_contains "$r" "1000:user:/home/user/rakazo-home" "exec identity"
+# uid 1000 has the image's passwd entry: its own name, no nss_wrapper.
+r=$(rk exec -- 'echo "$(whoami) $(id -un)"; getent passwd "$(id -u)";
+    echo "P=$LD_PRELOAD"') || t_fail "names: $r"
+t_eq "$r" "user user
+user:x:1000:1000::/home/user:/bin/bash
+P=" "names of uid 1000"
 r=$(rk exec -- 'grep ^CapEff /proc/self/status') || t_fail "caps: $r"
 t_contains "$r" "0000000000000000" "capabilities in the container"
 
@@ -144,6 +152,28 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 t_eq "$wm" "twm" "window manager on :$slot"
+
+# xterm_prompt BOT USER: an xterm on BOT's desktop, started as an agent
+# starts one; its print action, bound to F5 (pressed through act), writes
+# its screen to screen.txt; prints the first prompt on it (bounded).
+xterm_prompt() {
+	local _ r
+	r=$(rk call exec "{\"bot\":\"$1\",\"command\":\"setsid -f xterm -geometry 80x24+0+0 -xrm 'XTerm*printerCommand: cat >screen.txt' -xrm 'XTerm*printAttributes: 0' -xrm 'XTerm*VT100.translations: #override <Key>F5: print()' >/dev/null 2>&1 </dev/null\"}") ||
+		t_fail "xterm: $r"
+	for _ in $(seq 100); do
+		rk act "$1" '[{"kind":"move","x":200,"y":150},{"kind":"key","keys":"F5"}]' \
+		    >/dev/null 2>&1
+		r=$(rk exec -- "grep '\\\$ *\$' bots/$1/screen.txt 2>/dev/null" |
+		    head -n 1 | sed 's/ *$//')
+		[ -n "$r" ] && { printf '%s\n' "$r"; return 0; }
+		sleep 0.1
+	done
+	t_fail "no prompt on $1's xterm"
+}
+host=$(rk exec -- hostname) || t_fail "hostname"
+r=$(xterm_prompt alice)
+t_note "xterm's prompt: $r"
+t_eq "$r" "user@$host:~/bots/alice\$" "xterm's prompt as uid 1000"
 
 # The browser guestd starts on that desktop (the image's Chromium through
 # its wrapper), driven over CDP: it loads Debian's noVNC page from the
@@ -221,6 +251,40 @@ URL="ws://127.0.0.1:$CPORT"
 wait_health
 r=$(rk exec -- sha256sum data/blob | cut -d' ' -f1)
 t_eq "$r" "$(sha256sum "$T/blob" | cut -d' ' -f1)" "file after restart"
+
+# A uid without a passwd entry (a platform that picks the container's
+# uid): guestd names it "rakazo", its home the workspace, through the
+# image's nss_wrapper, for commands and for an xterm on the desktop.
+U2=4242
+cp "$SECRET" "$T/secret-$U2"
+if [ "$(id -u)" -eq 0 ]; then
+	chown "$U2:$U2" "$T/secret-$U2"
+	chmod 0400 "$T/secret-$U2"
+else
+	chmod 0444 "$T/secret-$U2"
+fi
+docker run -d --name "$C-u" --label "$LABEL" --user "$U2:$U2" \
+    --cap-drop ALL --security-opt no-new-privileges --pids-limit 512 \
+    -p 127.0.0.1::7000 \
+    --tmpfs "/home/user/rakazo-home:uid=$U2,gid=$U2,mode=0700" \
+    -v "$T/secret-$U2:/run/secrets/guestd:ro" \
+    "$IMAGE" >/dev/null 2>"$T/run-u.err" ||
+	t_fail "run as $U2: $(cat "$T/run-u.err")"
+C1=$C URL1=$URL SECRET1=$SECRET
+C="$C-u" SECRET="$T/secret-$U2"
+URL="ws://127.0.0.1:$(docker port "$C" 7000/tcp | head -n 1 | sed 's/.*://')"
+wait_health
+r=$(rk exec -- 'echo "$(whoami) $(id -un)"; getent passwd "$(id -u)"') ||
+	t_fail "names as $U2: $r"
+t_eq "$r" "rakazo rakazo
+rakazo:x:$U2:$U2:rakazo:/home/user/rakazo-home:/bin/bash" "names of uid $U2"
+r=$(rk open alice) || t_fail "open as $U2: $r"
+host=$(rk exec -- hostname) || t_fail "hostname"
+r=$(xterm_prompt alice)
+t_note "xterm's prompt as $U2: $r"
+t_eq "$r" "rakazo@$host:~/bots/alice\$" "xterm's prompt as uid $U2"
+docker rm -f "$C" >/dev/null || t_fail "rm $C"
+C=$C1 URL=$URL1 SECRET=$SECRET1
 
 # Stop and remove; nothing of ours is left.
 docker rm -f "$C" >/dev/null || t_fail "rm"

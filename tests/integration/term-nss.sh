@@ -2,7 +2,8 @@
 # G-19: when guestd's uid has no passwd entry (Docker on macOS hosts), the
 # terminal's shell still has a name: nss_wrapper is preloaded with passwd
 # and group files of guestd's own, so whoami, id -un and the prompt say
-# "rakazo", while /etc/passwd stays as it was; revoking removes the files.
+# "rakazo", while /etc/passwd stays as it was; guestd's exit removes the
+# files (one pair for all it starts: tests/integration/desktop-nss.sh).
 # Needs root (to become a uid without an entry) and libnss-wrapper.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/integration/term-lib.sh"
@@ -52,9 +53,14 @@ t_contains "$r" "grab PW=rakazo:x:$U:$U:rakazo:$WS:/bin/bash" "passwd entry"
 grep -q 'event=term.server_started .*nss_wrapper=yes' "$GUESTD_LOG" ||
 	t_fail "nss_wrapper not used"
 t_eq "$(sha256sum /etc/passwd /etc/group)" "$sum" "/etc/passwd unchanged"
-f=$(find "$T/tmp" -path '*guestd-term.*/passwd' | wc -l)
-t_eq "$f" 1 "session passwd file"
+f=$(find "$T/tmp" -path '*guestd-nss.*/passwd' | wc -l)
+t_eq "$f" 1 "guestd's passwd file"
+# One pair for the whole guestd: a revoke leaves it, guestd's exit not.
 r=$(rk call capability.revoke "{\"token\":\"$ctl\"}") || t_fail "revoke: $r"
-n=$(find "$T/tmp" -maxdepth 1 -name 'guestd-term.*' | wc -l)
-t_eq "$n" 0 "session files removed"
+t_eq "$(find "$T/tmp" -path '*guestd-nss.*/passwd' | wc -l)" 1 \
+    "passwd file after a revoke"
+kill "$GUESTD_PID"
+wait "$GUESTD_PID"
+n=$(find "$T/tmp" -maxdepth 1 -name 'guestd-nss.*' | wc -l)
+t_eq "$n" 0 "guestd's files removed at its exit"
 exit 0
