@@ -23,9 +23,12 @@
  * entries' inodes, sizes, times and change times; guestd's workspace.c
  * says why an equal fingerprint means an equal export), and when guestd
  * says the tree still has it, the new revision is the same archive again
- * (a hard link in the local store) with its own row.  Anything short of
- * a clear "unchanged" (an old guestd, no fingerprint, a store that cannot
- * link) is a full export.
+ * (a hard link in the local store) with its own row.  The newest
+ * archive is read and hashed first: only one whose bytes still match its
+ * row's sha256 is linked, or one damaged archive would become every
+ * later revision.  Anything short of a clear "unchanged" (an old guestd,
+ * no fingerprint, a store that cannot link, a damaged archive) is a full
+ * export.
  *
  * Checkpoints and restores of one computer are serialised, also across
  * rakazoctl processes sharing the data directory, by an flock on
@@ -57,6 +60,7 @@
 #include "api-int.h"
 #include "checkpoint.h"
 #include "home.h"
+#include "home-browse.h"
 #include "home-object.h"
 #include "home-writer.h"
 #include "lease.h"
@@ -455,6 +459,23 @@ ckpt_same(struct api_ctx *x, struct home_store *hs,
 	    NULL, NULL, &pe) != 0 ||
 	    !json_is_true(json_object_get(res, "unchanged")))
 		goto out;
+	/* A store that cannot link exports: nothing to verify. */
+	if (hs->ops->put_same == NULL)
+		goto out;
+	memset(&pe, 0, sizeof pe);
+	/*
+	 * The link is the same bytes again: a damaged archive linked would
+	 * become every later revision too.  Only an archive still whole is
+	 * linked; a damaged one is left to its row (a restore of it is
+	 * refused) and this revision is a full export.
+	 */
+	if (home_browse_verify(hs, home_key(c->id), last->revision,
+	    last->bytes, last->sha256, &pe) != 0) {
+		log_warn("checkpoint.unchanged_damaged", "computer=%s "
+		    "revision=%" PRId64 " msg=\"%s\"", c->id, last->revision,
+		    errmsg_str(&pe));
+		goto out;
+	}
 	memset(&pe, 0, sizeof pe);
 	if (home_put_same(hs, home_key(c->id), last->revision, rev,
 	    &pe) != 0) {
