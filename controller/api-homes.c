@@ -75,7 +75,7 @@ api_homes_checkpoint(struct api_ctx *x, const char **arg)
 		return;
 	}
 	if ((r = checkpoint_save(x, &c, "operator", &h, &e)) != 0) {
-		api_error(x, r, errmsg_str(&e));
+		api_error_cause(x, r, e.cause, errmsg_str(&e));
 		return;
 	}
 	api_reply(x, 200, api_homes_json(&h));
@@ -118,7 +118,7 @@ api_homes_restore(struct api_ctx *x, const char **arg)
 		return;
 	}
 	if ((r = checkpoint_restore(x, &c, rev, 1, &h, &e)) != 0) {
-		api_error(x, r, errmsg_str(&e));
+		api_error_cause(x, r, e.cause, errmsg_str(&e));
 		return;
 	}
 	api_reply(x, 200, api_homes_json(&h));

@@ -322,6 +322,21 @@ ckpt_sink_write(void *arg, const uint8_t *p, size_t n)
 	return k->code = home_writer_write(k->w, p, n);
 }
 
+/*
+ * A failure summed up as CHECKPOINT_FAILED or RESTORE_FAILED keeps the
+ * stable code that caused it (SEAL_AUTH_FAILED, KEY_INVALID,
+ * CONNECT_FAILED ...: rakazo-home(5)) as its cause, for the API's error
+ * and the event; the summary codes themselves and INTERNAL say nothing
+ * more and are no cause.
+ */
+static void
+ckpt_cause(struct errmsg *e, int r)
+{
+	if (r != ERR_CHECKPOINT_FAILED && r != ERR_RESTORE_FAILED &&
+	    r != ERR_INTERNAL && r < 0)
+		e->cause = r;
+}
+
 static void
 ckpt_event(struct api_ctx *x, const char *kind, const char *computer,
     int ok, int64_t rev, int64_t bytes, int64_t ms, const char *cause,
@@ -331,6 +346,11 @@ ckpt_event(struct api_ctx *x, const char *kind, const char *computer,
 		(void)activity_event(x->s, kind, computer, "", kind + 9, 1,
 		    "revision %" PRId64 ", %" PRId64 " bytes, %" PRId64 " ms, "
 		    "ok (%s)", rev, bytes, ms, cause);
+	else if (e->cause != 0 && e->cause != code)
+		(void)activity_event(x->s, kind, computer, "", kind + 9, 0,
+		    "revision %" PRId64 ", %" PRId64 " bytes, %" PRId64 " ms, "
+		    "failed (%s): %s (%s): %s", rev, bytes, ms, cause,
+		    err_name(code), err_name(e->cause), errmsg_str(e));
 	else
 		(void)activity_event(x->s, kind, computer, "", kind + 9, 0,
 		    "revision %" PRId64 ", %" PRId64 " bytes, %" PRId64 " ms, "
@@ -538,8 +558,10 @@ checkpoint_save(struct api_ctx *x, struct store_computer *c,
 	if (r != 0) {
 		/* What the failed put left goes now, the rows stay. */
 		(void)ckpt_prune(x, hs, c->id, &pe);
-		if (r != ERR_NO_SPACE && r != ERR_BUSY)
+		if (r != ERR_NO_SPACE && r != ERR_BUSY) {
+			ckpt_cause(e, r);
 			r = ERR_CHECKPOINT_FAILED;
+		}
 		e->code = r;
 	}
 	ckpt_event(x, CHECKPOINT_EVENT, c->id, r == 0, rev, out->bytes,
@@ -551,7 +573,8 @@ checkpoint_save(struct api_ctx *x, struct store_computer *c,
 		    out->files, store_now_ms() - t0, cause, same);
 	else
 		log_warn("computer.checkpoint_failed", "computer=%s revision="
-		    "%" PRId64 " code=%s msg=\"%s\"", c->id, rev, err_name(r),
+		    "%" PRId64 " code=%s cause=%s msg=\"%s\"", c->id, rev,
+		    err_name(r), e->cause != 0 ? err_name(e->cause) : "none",
 		    errmsg_str(e));
 out:
 	home_store_free(hs);
@@ -791,6 +814,7 @@ checkpoint_restore(struct api_ctx *x, struct store_computer *c, int64_t rev,
 	if (r == 0 && as_new)
 		(void)ckpt_prune(x, hs, c->id, &pe);
 	if (r != 0 && r != ERR_NO_REVISION) {
+		ckpt_cause(e, r);
 		r = ERR_RESTORE_FAILED;
 		e->code = r;
 	}
@@ -802,7 +826,9 @@ checkpoint_restore(struct api_ctx *x, struct store_computer *c, int64_t rev,
 		    out->bytes, store_now_ms() - t0);
 	else
 		log_warn("computer.restore_failed", "computer=%s code=%s "
-		    "msg=\"%s\"", c->id, err_name(r), errmsg_str(e));
+		    "cause=%s msg=\"%s\"", c->id, err_name(r),
+		    e->cause != 0 ? err_name(e->cause) : "none",
+		    errmsg_str(e));
 out:
 	home_store_free(hs);
 	ckpt_unlock(lk);
