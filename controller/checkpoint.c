@@ -16,7 +16,12 @@
  * The archive's last record (which holds the tar end marker) is held
  * back until its sha256 matched the row's, so a damaged archive reaches
  * guestd truncated and is refused, leaving the machine's workspace as
- * it was.
+ * it was.  Each import carries a random tag, which guestd writes into
+ * the staged tree: when guestd dies before it answers, its next start
+ * finishes or undoes the swap, and an operator's restore asks it
+ * (workspace.imported) whether the tree in place is this import's, and
+ * records the revision only then (ckpt_settle): the answer, the rows and
+ * the workspace agree.
  *
  * A checkpoint when nothing changed moves no bytes: the newest revision
  * keeps guestd's fingerprint of the tree it was exported from (its
@@ -67,6 +72,7 @@
 #include "provider.h"
 #include "store.h"
 #include "task.h"
+#include "token.h"
 #include "xmalloc.h"
 
 #define CKPT_LOCK_POLL_MS	25
@@ -672,10 +678,15 @@ ckpt_src_read(void *arg, uint8_t *p, size_t max, int *end)
 	return (ssize_t)want;
 }
 
+/*
+ * Stream revision h into guestd's workspace.import, tagged tag.  *ask is
+ * set when the import failed with the archive whole, so guestd may have
+ * died after its swap: only workspace.imported can tell then.
+ */
 static int
 ckpt_import(struct api_ctx *x, struct home_store *hs,
     struct store_computer *c, const struct store_home_rev *h,
-    struct errmsg *e)
+    const char *tag, int *ask, struct errmsg *e)
 {
 	struct ckpt_src	 k;
 	json_t		*res = NULL;
@@ -703,12 +714,14 @@ ckpt_import(struct api_ctx *x, struct home_store *hs,
 	}
 	errmsg_clear(&pe);
 	r = guest_call_upload(x->a->prov, c, "workspace.import",
-	    json_object(), &k.ps, &res, &pe);
+	    json_pack("{s:s}", "tag", tag), &k.ps, &res, &pe);
 	if (k.code != 0) {
 		r = k.code;
 		*e = k.err;
-	} else if (r != 0)
+	} else if (r != 0) {
 		errmsg_set(e, r, "%s", errmsg_str(&pe));
+		*ask = 1;
+	}
 out:
 	home_get_close(hs, k.get);
 	EVP_MD_CTX_free(k.md);
@@ -758,39 +771,82 @@ out:
 	return r;
 }
 
+/* Revision rev's row (0: the newest) into h. */
 static int
-ckpt_restore_locked(struct api_ctx *x, struct home_store *hs,
-    struct store_computer *c, int64_t rev, int as_new,
-    struct store_home_rev *out, struct errmsg *e)
+ckpt_find_rev(struct api_ctx *x, const char *computer, int64_t rev,
+    struct store_home_rev *h, struct errmsg *e)
 {
-	struct store_home_rev	*rows = NULL, h;
+	struct store_home_rev	*rows = NULL;
 	size_t			 n = 0, i;
-	int64_t			 next;
 	int			 r;
 
-	memset(&h, 0, sizeof h);
-	if ((r = store_home_rev_list(x->s, c->id, &rows, &n)) != 0)
+	memset(h, 0, sizeof *h);
+	if ((r = store_home_rev_list(x->s, computer, &rows, &n)) != 0)
 		return errmsg_set(e, r, "cannot list the home revisions");
 	for (i = 0; i < n; i++)
 		if (rev == 0 || rows[i].revision == rev) {
-			h = rows[i];
+			*h = rows[i];
 			break;
 		}
-	next = n > 0 ? rows[0].revision + 1 : 1;
 	free(rows);
-	if (i == n) {
-		if (rev == 0)
-			return errmsg_set(e, ERR_NO_REVISION, "the home store "
-			    "holds no revision of this computer");
-		return errmsg_set(e, ERR_NO_REVISION, "the home store holds "
-		    "no revision %" PRId64 " of this computer", rev);
+	if (i < n)
+		return 0;
+	if (rev == 0)
+		return errmsg_set(e, ERR_NO_REVISION, "the home store holds no "
+		    "revision of this computer");
+	return errmsg_set(e, ERR_NO_REVISION, "the home store holds no "
+	    "revision %" PRId64 " of this computer", rev);
+}
+
+/*
+ * After an import that answered nothing: which tree does the workspace
+ * hold?  guestd is started again when it died (its start-up finishes or
+ * undoes the swap, workspace(8)'s journal), then workspace.imported says
+ * whether the tree in place carries this import's tag.  *held 1: it does,
+ * the import happened; 0: the workspace is the tree from before.  An
+ * import still under way (BUSY) is waited for.  Not under the lock: a
+ * start may restore, which takes it.
+ */
+static int
+ckpt_settle(struct api_ctx *x, struct store_computer *c, const char *tag,
+    int *held, struct errmsg *e)
+{
+	json_t		*res = NULL;
+	const char	*got;
+	struct errmsg	 pe;
+	int64_t		 waited = 0;
+	int		 r;
+
+	*held = 0;
+	if (provider_alive(x->a->prov, c) != 1 &&
+	    (r = api_computers_ensure_running(x, c)) != 0)
+		return errmsg_set(e, r, "guestd died during the import and "
+		    "did not start again: %s", x->err.msg);
+	for (;;) {
+		errmsg_clear(&pe);
+		json_decref(res);
+		res = NULL;
+		r = guest_call(x->a->prov, c, "workspace.imported",
+		    json_object(), NULL, 0, &res, NULL, NULL, &pe);
+		if (r != ERR_BUSY || waited >= CHECKPOINT_LOCK_MS ||
+		    task_sleep(CKPT_LOCK_POLL_MS) != 0)
+			break;
+		waited += CKPT_LOCK_POLL_MS;
 	}
-	*out = h;
-	if ((r = ckpt_import(x, hs, c, &h, e)) != 0)
-		return r;
-	if (as_new && (r = ckpt_copy(x, hs, &h, next, out, e)) != 0)
-		return r;
-	return 0;
+	if (r != 0) {
+		errmsg_set(e, r, "guestd cannot say which workspace it "
+		    "holds: %s", errmsg_str(&pe));
+		goto out;
+	}
+	if ((got = json_string_value(json_object_get(res, "tag"))) == NULL) {
+		r = errmsg_set(e, ERR_PROTOCOL, "guestd's workspace.imported "
+		    "answered no tag");
+		goto out;
+	}
+	*held = strcmp(got, tag) == 0;
+out:
+	json_decref(res);
+	return r;
 }
 
 int
@@ -798,21 +854,79 @@ checkpoint_restore(struct api_ctx *x, struct store_computer *c, int64_t rev,
     int as_new, struct store_home_rev *out, struct errmsg *e)
 {
 	struct home_store	*hs = NULL;
-	struct errmsg		 pe;
-	int64_t			 t0 = store_now_ms();
-	int			 r, lk = -1;
+	struct store_home_rev	 h, last;
+	struct errmsg		 pe, se;
+	uint8_t			 rnd[8];
+	char			 tag[64];
+	int64_t			 t0 = store_now_ms(), next;
+	int			 r, lk = -1, ask = 0, held = 0, sr;
+	size_t			 i;
 
 	memset(out, 0, sizeof *out);
 	memset(&pe, 0, sizeof pe);
+	memset(&se, 0, sizeof se);
 	if ((r = ckpt_lock(x->a, c->id, 1, &lk)) != 0) {
 		errmsg_set(e, r, "a checkpoint of the computer did not finish");
 		goto out;
 	}
 	if ((r = home_store_open_st(&hs, x->a->data_dir, x->s, e)) != 0)
 		goto out;
-	r = ckpt_restore_locked(x, hs, c, rev, as_new, out, e);
+	if ((r = ckpt_find_rev(x, c->id, rev, &h, e)) != 0)
+		goto done;
+	*out = h;
+	/* This import's own name: no other import can carry it. */
+	if (token_random(rnd, sizeof rnd) != 0) {
+		r = errmsg_code(e, ERR_INTERNAL);
+		goto done;
+	}
+	i = (size_t)snprintf(tag, sizeof tag, "rev-%" PRId64 "-", h.revision);
+	for (size_t k = 0; k < sizeof rnd && i + 2 < sizeof tag; k++, i += 2)
+		snprintf(tag + i, sizeof tag - i, "%02x", rnd[k]);
+	r = ckpt_import(x, hs, c, &h, tag, &ask, e);
+	/*
+	 * An operator's restore is recorded as a new revision only when the
+	 * workspace holds it.  When guestd died without answering, its swap
+	 * may have gone either way (its next start finishes a swap past the
+	 * point of no return, or undoes one before it): ask which, so the
+	 * answer, the revisions and the workspace agree.
+	 */
+	if (r != 0 && ask && as_new) {
+		ckpt_unlock(lk);
+		lk = -1;
+		sr = ckpt_settle(x, c, tag, &held, &se);
+		if (ckpt_lock(x->a, c->id, 1, &lk) != 0)
+			sr = errmsg_set(&se, ERR_BUSY, "a checkpoint of the "
+			    "computer did not finish");
+		if (sr != 0) {
+			log_warn("checkpoint.restore_unsettled", "computer=%s "
+			    "revision=%" PRId64 " msg=\"%s\"", c->id,
+			    h.revision, errmsg_str(&se));
+			pe = *e;
+			errmsg_set(e, r, "%s; whether the workspace holds "
+			    "revision %" PRId64 " is not known yet (%s)",
+			    errmsg_str(&pe), h.revision, errmsg_str(&se));
+			memset(&pe, 0, sizeof pe);
+		} else if (held) {
+			log_warn("checkpoint.restore_settled", "computer=%s "
+			    "revision=%" PRId64 " held=1 msg=\"guestd died "
+			    "after its swap; the workspace holds the revision\"",
+			    c->id, h.revision);
+			errmsg_clear(e);
+			r = 0;
+		} else
+			log_info("checkpoint.restore_settled", "computer=%s "
+			    "revision=%" PRId64 " held=0", c->id, h.revision);
+	}
+	if (r == 0 && as_new) {
+		/* The newest now: a checkpoint may have come in meanwhile. */
+		if ((next = ckpt_next_rev(x, c->id, &last, &r)) == 0)
+			errmsg_set(e, r, "cannot read the home revisions");
+		else
+			r = ckpt_copy(x, hs, &h, next, out, e);
+	}
 	if (r == 0 && as_new)
 		(void)ckpt_prune(x, hs, c->id, &pe);
+done:
 	if (r != 0 && r != ERR_NO_REVISION) {
 		ckpt_cause(e, r);
 		r = ERR_RESTORE_FAILED;
