@@ -680,8 +680,10 @@ ckpt_src_read(void *arg, uint8_t *p, size_t max, int *end)
 
 /*
  * Stream revision h into guestd's workspace.import, tagged tag.  *ask is
- * set when the import failed with the archive whole, so guestd may have
- * died after its swap: only workspace.imported can tell then.
+ * set when the import failed with the archive whole and no answer from
+ * guestd (the connection was lost: it may have died after its swap), so
+ * only workspace.imported can tell what happened.  An error guestd
+ * answered (TAR_*, NO_SPACE ...) left its workspace as it was.
  */
 static int
 ckpt_import(struct api_ctx *x, struct home_store *hs,
@@ -720,7 +722,8 @@ ckpt_import(struct api_ctx *x, struct home_store *hs,
 		*e = k.err;
 	} else if (r != 0) {
 		errmsg_set(e, r, "%s", errmsg_str(&pe));
-		*ask = 1;
+		*ask = r == ERR_PEER_GONE || r == ERR_CONNECT ||
+		    r == ERR_TIMEOUT || r == ERR_PROTOCOL;
 	}
 out:
 	home_get_close(hs, k.get);
