@@ -863,7 +863,7 @@ checkpoint_restore(struct api_ctx *x, struct store_computer *c, int64_t rev,
 	char			 tag[64];
 	int64_t			 t0 = store_now_ms(), next;
 	int			 r, lk = -1, ask = 0, held = 0, sr;
-	size_t			 i;
+	size_t			 i, k;
 
 	memset(out, 0, sizeof *out);
 	memset(&pe, 0, sizeof pe);
@@ -883,7 +883,7 @@ checkpoint_restore(struct api_ctx *x, struct store_computer *c, int64_t rev,
 		goto done;
 	}
 	i = (size_t)snprintf(tag, sizeof tag, "rev-%" PRId64 "-", h.revision);
-	for (size_t k = 0; k < sizeof rnd && i + 2 < sizeof tag; k++, i += 2)
+	for (k = 0; k < sizeof rnd && i + 2 < sizeof tag; k++, i += 2)
 		snprintf(tag + i, sizeof tag - i, "%02x", rnd[k]);
 	r = ckpt_import(x, hs, c, &h, tag, &ask, e);
 	/*
