@@ -290,6 +290,7 @@ errmsg_clear(struct errmsg *e)
 {
 	if (e != NULL) {
 		e->code = 0;
+		e->cause = 0;
 		e->msg[0] = '\0';
 	}
 }

@@ -123,6 +123,10 @@ int		 err_from_errno(int errnum);
 
 struct errmsg {
 	int	code;			/* ERR_*; 0 while nothing failed */
+	/* What a summary code (RESTORE_FAILED) stands for, when a stable
+	 * code of its own (SEAL_AUTH_FAILED); 0 otherwise.  Set only by
+	 * whoever sums up, cleared by errmsg_clear. */
+	int	cause;
 	char	msg[ERRMSG_MAX];	/* "" means err_message(code) */
 };
 

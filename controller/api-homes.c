@@ -37,6 +37,27 @@ api_homes_latest_json(struct api_ctx *x, const char *computer)
 	return api_homes_json(&h);
 }
 
+/*
+ * No machine to save from.  Whether its workspace was saved when it
+ * stopped is not known here (a machine that crashed saved nothing): the
+ * answer names what the store holds, and nothing more.
+ */
+static void
+api_homes_not_running(struct api_ctx *x, const struct store_computer *c)
+{
+	struct store_home_rev	 h;
+	char			 msg[256];
+
+	if (store_home_rev_latest(x->s, c->id, &h) == 0)
+		snprintf(msg, sizeof msg, "the computer is not running, so "
+		    "there is nothing to save; the newest stored revision is "
+		    "%lld (%s)", (long long)h.revision, h.cause);
+	else
+		snprintf(msg, sizeof msg, "the computer is not running, so "
+		    "there is nothing to save; no revision is stored");
+	api_error(x, ERR_CHECKPOINT_FAILED, msg);
+}
+
 /* POST /v1/computers/{id}/checkpoint */
 void
 api_homes_checkpoint(struct api_ctx *x, const char **arg)
@@ -50,13 +71,11 @@ api_homes_checkpoint(struct api_ctx *x, const char **arg)
 	if (api_parse_body(x) != 0 || api_computers_find(x, arg[0], &c) != 0)
 		return;
 	if (provider_alive(x->a->prov, &c) != 1) {
-		api_error(x, ERR_CHECKPOINT_FAILED, "CHECKPOINT_FAILED: the "
-		    "computer is not running; its workspace was saved when "
-		    "it stopped.");
+		api_homes_not_running(x, &c);
 		return;
 	}
 	if ((r = checkpoint_save(x, &c, "operator", &h, &e)) != 0) {
-		api_error(x, r, errmsg_str(&e));
+		api_error_cause(x, r, e.cause, errmsg_str(&e));
 		return;
 	}
 	api_reply(x, 200, api_homes_json(&h));
@@ -99,7 +118,7 @@ api_homes_restore(struct api_ctx *x, const char **arg)
 		return;
 	}
 	if ((r = checkpoint_restore(x, &c, rev, 1, &h, &e)) != 0) {
-		api_error(x, r, errmsg_str(&e));
+		api_error_cause(x, r, e.cause, errmsg_str(&e));
 		return;
 	}
 	api_reply(x, 200, api_homes_json(&h));

@@ -42,6 +42,9 @@ typedef void	api_handler(struct api_ctx *x, const char **arg);
 void	api_reply(struct api_ctx *x, int status, json_t *j);
 /* An error reply; msg may be "CODE: sentence" or NULL (the code's). */
 void	api_error(struct api_ctx *x, int code, const char *msg);
+/* api_error with the error's "cause" (0: none), see struct errmsg. */
+void	api_error_cause(struct api_ctx *x, int code, int cause,
+	    const char *msg);
 /* Computer and bot names: [A-Za-z0-9._-], 1..63, no leading dot or dash. */
 int	api_name_ok(const char *s);
 /* Parse the JSON body into x->body ({} when empty), or reply and -1. */

@@ -97,6 +97,13 @@ api_reply(struct api_ctx *x, int status, json_t *j)
 void
 api_error(struct api_ctx *x, int code, const char *msg)
 {
+	api_error_cause(x, code, 0, msg);
+}
+
+/* With "cause": the stable code a summary code stands for, when known. */
+void
+api_error_cause(struct api_ctx *x, int code, int cause, const char *msg)
+{
 	char		 red[API_ERRLEN];
 	const char	*s = msg;
 	size_t		 n;
@@ -113,8 +120,13 @@ api_error(struct api_ctx *x, int code, const char *msg)
 	redact_text(red, sizeof red, s);
 	/* Sentences quote what clients sent, cut at fixed lengths. */
 	jsonx_utf8_fix(red);
-	api_reply(x, api_status(code), json_pack("{s:{s:s, s:s}}", "error",
-	    "code", err_name(code), "message", red));
+	if (cause != 0 && cause != code)
+		api_reply(x, api_status(code), json_pack("{s:{s:s, s:s, s:s}}",
+		    "error", "code", err_name(code), "cause", err_name(cause),
+		    "message", red));
+	else
+		api_reply(x, api_status(code), json_pack("{s:{s:s, s:s}}",
+		    "error", "code", err_name(code), "message", red));
 }
 
 int

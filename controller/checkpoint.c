@@ -16,16 +16,24 @@
  * The archive's last record (which holds the tar end marker) is held
  * back until its sha256 matched the row's, so a damaged archive reaches
  * guestd truncated and is refused, leaving the machine's workspace as
- * it was.
+ * it was.  Each import carries a random tag, which guestd writes into
+ * the staged tree: when guestd dies before it answers, its next start
+ * finishes or undoes the swap, and an operator's restore asks it
+ * (workspace.imported) whether the tree in place is this import's, and
+ * records the revision only then (ckpt_settle): the answer, the rows and
+ * the workspace agree.
  *
  * A checkpoint when nothing changed moves no bytes: the newest revision
  * keeps guestd's fingerprint of the tree it was exported from (its
  * entries' inodes, sizes, times and change times; guestd's workspace.c
  * says why an equal fingerprint means an equal export), and when guestd
  * says the tree still has it, the new revision is the same archive again
- * (a hard link in the local store) with its own row.  Anything short of
- * a clear "unchanged" (an old guestd, no fingerprint, a store that cannot
- * link) is a full export.
+ * (a hard link in the local store) with its own row.  The newest
+ * archive is read and hashed first: only one whose bytes still match its
+ * row's sha256 is linked, or one damaged archive would become every
+ * later revision.  Anything short of a clear "unchanged" (an old guestd,
+ * no fingerprint, a store that cannot link, a damaged archive) is a full
+ * export.
  *
  * Checkpoints and restores of one computer are serialised, also across
  * rakazoctl processes sharing the data directory, by an flock on
@@ -57,12 +65,14 @@
 #include "api-int.h"
 #include "checkpoint.h"
 #include "home.h"
+#include "home-browse.h"
 #include "home-object.h"
 #include "home-writer.h"
 #include "lease.h"
 #include "provider.h"
 #include "store.h"
 #include "task.h"
+#include "token.h"
 #include "xmalloc.h"
 
 #define CKPT_LOCK_POLL_MS	25
@@ -318,6 +328,21 @@ ckpt_sink_write(void *arg, const uint8_t *p, size_t n)
 	return k->code = home_writer_write(k->w, p, n);
 }
 
+/*
+ * A failure summed up as CHECKPOINT_FAILED or RESTORE_FAILED keeps the
+ * stable code that caused it (SEAL_AUTH_FAILED, KEY_INVALID,
+ * CONNECT_FAILED ...: rakazo-home(5)) as its cause, for the API's error
+ * and the event; the summary codes themselves and INTERNAL say nothing
+ * more and are no cause.
+ */
+static void
+ckpt_cause(struct errmsg *e, int r)
+{
+	if (r != ERR_CHECKPOINT_FAILED && r != ERR_RESTORE_FAILED &&
+	    r != ERR_INTERNAL && r < 0)
+		e->cause = r;
+}
+
 static void
 ckpt_event(struct api_ctx *x, const char *kind, const char *computer,
     int ok, int64_t rev, int64_t bytes, int64_t ms, const char *cause,
@@ -327,6 +352,11 @@ ckpt_event(struct api_ctx *x, const char *kind, const char *computer,
 		(void)activity_event(x->s, kind, computer, "", kind + 9, 1,
 		    "revision %" PRId64 ", %" PRId64 " bytes, %" PRId64 " ms, "
 		    "ok (%s)", rev, bytes, ms, cause);
+	else if (e->cause != 0 && e->cause != code)
+		(void)activity_event(x->s, kind, computer, "", kind + 9, 0,
+		    "revision %" PRId64 ", %" PRId64 " bytes, %" PRId64 " ms, "
+		    "failed (%s): %s (%s): %s", rev, bytes, ms, cause,
+		    err_name(code), err_name(e->cause), errmsg_str(e));
 	else
 		(void)activity_event(x->s, kind, computer, "", kind + 9, 0,
 		    "revision %" PRId64 ", %" PRId64 " bytes, %" PRId64 " ms, "
@@ -455,6 +485,23 @@ ckpt_same(struct api_ctx *x, struct home_store *hs,
 	    NULL, NULL, &pe) != 0 ||
 	    !json_is_true(json_object_get(res, "unchanged")))
 		goto out;
+	/* A store that cannot link exports: nothing to verify. */
+	if (hs->ops->put_same == NULL)
+		goto out;
+	memset(&pe, 0, sizeof pe);
+	/*
+	 * The link is the same bytes again: a damaged archive linked would
+	 * become every later revision too.  Only an archive still whole is
+	 * linked; a damaged one is left to its row (a restore of it is
+	 * refused) and this revision is a full export.
+	 */
+	if (home_browse_verify(hs, home_key(c->id), last->revision,
+	    last->bytes, last->sha256, &pe) != 0) {
+		log_warn("checkpoint.unchanged_damaged", "computer=%s "
+		    "revision=%" PRId64 " msg=\"%s\"", c->id, last->revision,
+		    errmsg_str(&pe));
+		goto out;
+	}
 	memset(&pe, 0, sizeof pe);
 	if (home_put_same(hs, home_key(c->id), last->revision, rev,
 	    &pe) != 0) {
@@ -517,8 +564,10 @@ checkpoint_save(struct api_ctx *x, struct store_computer *c,
 	if (r != 0) {
 		/* What the failed put left goes now, the rows stay. */
 		(void)ckpt_prune(x, hs, c->id, &pe);
-		if (r != ERR_NO_SPACE && r != ERR_BUSY)
+		if (r != ERR_NO_SPACE && r != ERR_BUSY) {
+			ckpt_cause(e, r);
 			r = ERR_CHECKPOINT_FAILED;
+		}
 		e->code = r;
 	}
 	ckpt_event(x, CHECKPOINT_EVENT, c->id, r == 0, rev, out->bytes,
@@ -530,7 +579,8 @@ checkpoint_save(struct api_ctx *x, struct store_computer *c,
 		    out->files, store_now_ms() - t0, cause, same);
 	else
 		log_warn("computer.checkpoint_failed", "computer=%s revision="
-		    "%" PRId64 " code=%s msg=\"%s\"", c->id, rev, err_name(r),
+		    "%" PRId64 " code=%s cause=%s msg=\"%s\"", c->id, rev,
+		    err_name(r), e->cause != 0 ? err_name(e->cause) : "none",
 		    errmsg_str(e));
 out:
 	home_store_free(hs);
@@ -628,10 +678,17 @@ ckpt_src_read(void *arg, uint8_t *p, size_t max, int *end)
 	return (ssize_t)want;
 }
 
+/*
+ * Stream revision h into guestd's workspace.import, tagged tag.  *ask is
+ * set when the import failed with the archive whole and no answer from
+ * guestd (the connection was lost: it may have died after its swap), so
+ * only workspace.imported can tell what happened.  An error guestd
+ * answered (TAR_*, NO_SPACE ...) left its workspace as it was.
+ */
 static int
 ckpt_import(struct api_ctx *x, struct home_store *hs,
     struct store_computer *c, const struct store_home_rev *h,
-    struct errmsg *e)
+    const char *tag, int *ask, struct errmsg *e)
 {
 	struct ckpt_src	 k;
 	json_t		*res = NULL;
@@ -659,12 +716,15 @@ ckpt_import(struct api_ctx *x, struct home_store *hs,
 	}
 	errmsg_clear(&pe);
 	r = guest_call_upload(x->a->prov, c, "workspace.import",
-	    json_object(), &k.ps, &res, &pe);
+	    json_pack("{s:s}", "tag", tag), &k.ps, &res, &pe);
 	if (k.code != 0) {
 		r = k.code;
 		*e = k.err;
-	} else if (r != 0)
+	} else if (r != 0) {
 		errmsg_set(e, r, "%s", errmsg_str(&pe));
+		*ask = r == ERR_PEER_GONE || r == ERR_CONNECT ||
+		    r == ERR_TIMEOUT || r == ERR_PROTOCOL;
+	}
 out:
 	home_get_close(hs, k.get);
 	EVP_MD_CTX_free(k.md);
@@ -714,39 +774,82 @@ out:
 	return r;
 }
 
+/* Revision rev's row (0: the newest) into h. */
 static int
-ckpt_restore_locked(struct api_ctx *x, struct home_store *hs,
-    struct store_computer *c, int64_t rev, int as_new,
-    struct store_home_rev *out, struct errmsg *e)
+ckpt_find_rev(struct api_ctx *x, const char *computer, int64_t rev,
+    struct store_home_rev *h, struct errmsg *e)
 {
-	struct store_home_rev	*rows = NULL, h;
+	struct store_home_rev	*rows = NULL;
 	size_t			 n = 0, i;
-	int64_t			 next;
 	int			 r;
 
-	memset(&h, 0, sizeof h);
-	if ((r = store_home_rev_list(x->s, c->id, &rows, &n)) != 0)
+	memset(h, 0, sizeof *h);
+	if ((r = store_home_rev_list(x->s, computer, &rows, &n)) != 0)
 		return errmsg_set(e, r, "cannot list the home revisions");
 	for (i = 0; i < n; i++)
 		if (rev == 0 || rows[i].revision == rev) {
-			h = rows[i];
+			*h = rows[i];
 			break;
 		}
-	next = n > 0 ? rows[0].revision + 1 : 1;
 	free(rows);
-	if (i == n) {
-		if (rev == 0)
-			return errmsg_set(e, ERR_NO_REVISION, "the home store "
-			    "holds no revision of this computer");
-		return errmsg_set(e, ERR_NO_REVISION, "the home store holds "
-		    "no revision %" PRId64 " of this computer", rev);
+	if (i < n)
+		return 0;
+	if (rev == 0)
+		return errmsg_set(e, ERR_NO_REVISION, "the home store holds no "
+		    "revision of this computer");
+	return errmsg_set(e, ERR_NO_REVISION, "the home store holds no "
+	    "revision %" PRId64 " of this computer", rev);
+}
+
+/*
+ * After an import that answered nothing: which tree does the workspace
+ * hold?  guestd is started again when it died (its start-up finishes or
+ * undoes the swap, workspace(8)'s journal), then workspace.imported says
+ * whether the tree in place carries this import's tag.  *held 1: it does,
+ * the import happened; 0: the workspace is the tree from before.  An
+ * import still under way (BUSY) is waited for.  Not under the lock: a
+ * start may restore, which takes it.
+ */
+static int
+ckpt_settle(struct api_ctx *x, struct store_computer *c, const char *tag,
+    int *held, struct errmsg *e)
+{
+	json_t		*res = NULL;
+	const char	*got;
+	struct errmsg	 pe;
+	int64_t		 waited = 0;
+	int		 r;
+
+	*held = 0;
+	if (provider_alive(x->a->prov, c) != 1 &&
+	    (r = api_computers_ensure_running(x, c)) != 0)
+		return errmsg_set(e, r, "guestd died during the import and "
+		    "did not start again: %s", x->err.msg);
+	for (;;) {
+		errmsg_clear(&pe);
+		json_decref(res);
+		res = NULL;
+		r = guest_call(x->a->prov, c, "workspace.imported",
+		    json_object(), NULL, 0, &res, NULL, NULL, &pe);
+		if (r != ERR_BUSY || waited >= CHECKPOINT_LOCK_MS ||
+		    task_sleep(CKPT_LOCK_POLL_MS) != 0)
+			break;
+		waited += CKPT_LOCK_POLL_MS;
 	}
-	*out = h;
-	if ((r = ckpt_import(x, hs, c, &h, e)) != 0)
-		return r;
-	if (as_new && (r = ckpt_copy(x, hs, &h, next, out, e)) != 0)
-		return r;
-	return 0;
+	if (r != 0) {
+		errmsg_set(e, r, "guestd cannot say which workspace it "
+		    "holds: %s", errmsg_str(&pe));
+		goto out;
+	}
+	if ((got = json_string_value(json_object_get(res, "tag"))) == NULL) {
+		r = errmsg_set(e, ERR_PROTOCOL, "guestd's workspace.imported "
+		    "answered no tag");
+		goto out;
+	}
+	*held = strcmp(got, tag) == 0;
+out:
+	json_decref(res);
+	return r;
 }
 
 int
@@ -754,22 +857,81 @@ checkpoint_restore(struct api_ctx *x, struct store_computer *c, int64_t rev,
     int as_new, struct store_home_rev *out, struct errmsg *e)
 {
 	struct home_store	*hs = NULL;
-	struct errmsg		 pe;
-	int64_t			 t0 = store_now_ms();
-	int			 r, lk = -1;
+	struct store_home_rev	 h, last;
+	struct errmsg		 pe, se;
+	uint8_t			 rnd[8];
+	char			 tag[64];
+	int64_t			 t0 = store_now_ms(), next;
+	int			 r, lk = -1, ask = 0, held = 0, sr;
+	size_t			 i, k;
 
 	memset(out, 0, sizeof *out);
 	memset(&pe, 0, sizeof pe);
+	memset(&se, 0, sizeof se);
 	if ((r = ckpt_lock(x->a, c->id, 1, &lk)) != 0) {
 		errmsg_set(e, r, "a checkpoint of the computer did not finish");
 		goto out;
 	}
 	if ((r = home_store_open_st(&hs, x->a->data_dir, x->s, e)) != 0)
 		goto out;
-	r = ckpt_restore_locked(x, hs, c, rev, as_new, out, e);
+	if ((r = ckpt_find_rev(x, c->id, rev, &h, e)) != 0)
+		goto done;
+	*out = h;
+	/* This import's own name: no other import can carry it. */
+	if (token_random(rnd, sizeof rnd) != 0) {
+		r = errmsg_code(e, ERR_INTERNAL);
+		goto done;
+	}
+	i = (size_t)snprintf(tag, sizeof tag, "rev-%" PRId64 "-", h.revision);
+	for (k = 0; k < sizeof rnd && i + 2 < sizeof tag; k++, i += 2)
+		snprintf(tag + i, sizeof tag - i, "%02x", rnd[k]);
+	r = ckpt_import(x, hs, c, &h, tag, &ask, e);
+	/*
+	 * An operator's restore is recorded as a new revision only when the
+	 * workspace holds it.  When guestd died without answering, its swap
+	 * may have gone either way (its next start finishes a swap past the
+	 * point of no return, or undoes one before it): ask which, so the
+	 * answer, the revisions and the workspace agree.
+	 */
+	if (r != 0 && ask && as_new) {
+		ckpt_unlock(lk);
+		lk = -1;
+		sr = ckpt_settle(x, c, tag, &held, &se);
+		if (ckpt_lock(x->a, c->id, 1, &lk) != 0)
+			sr = errmsg_set(&se, ERR_BUSY, "a checkpoint of the "
+			    "computer did not finish");
+		if (sr != 0) {
+			log_warn("checkpoint.restore_unsettled", "computer=%s "
+			    "revision=%" PRId64 " msg=\"%s\"", c->id,
+			    h.revision, errmsg_str(&se));
+			pe = *e;
+			errmsg_set(e, r, "%s; whether the workspace holds "
+			    "revision %" PRId64 " is not known yet (%s)",
+			    errmsg_str(&pe), h.revision, errmsg_str(&se));
+			memset(&pe, 0, sizeof pe);
+		} else if (held) {
+			log_warn("checkpoint.restore_settled", "computer=%s "
+			    "revision=%" PRId64 " held=1 msg=\"guestd died "
+			    "after its swap; the workspace holds the revision\"",
+			    c->id, h.revision);
+			errmsg_clear(e);
+			r = 0;
+		} else
+			log_info("checkpoint.restore_settled", "computer=%s "
+			    "revision=%" PRId64 " held=0", c->id, h.revision);
+	}
+	if (r == 0 && as_new) {
+		/* The newest now: a checkpoint may have come in meanwhile. */
+		if ((next = ckpt_next_rev(x, c->id, &last, &r)) == 0)
+			errmsg_set(e, r, "cannot read the home revisions");
+		else
+			r = ckpt_copy(x, hs, &h, next, out, e);
+	}
 	if (r == 0 && as_new)
 		(void)ckpt_prune(x, hs, c->id, &pe);
+done:
 	if (r != 0 && r != ERR_NO_REVISION) {
+		ckpt_cause(e, r);
 		r = ERR_RESTORE_FAILED;
 		e->code = r;
 	}
@@ -781,7 +943,9 @@ checkpoint_restore(struct api_ctx *x, struct store_computer *c, int64_t rev,
 		    out->bytes, store_now_ms() - t0);
 	else
 		log_warn("computer.restore_failed", "computer=%s code=%s "
-		    "msg=\"%s\"", c->id, err_name(r), errmsg_str(e));
+		    "cause=%s msg=\"%s\"", c->id, err_name(r),
+		    e->cause != 0 ? err_name(e->cause) : "none",
+		    errmsg_str(e));
 out:
 	home_store_free(hs);
 	ckpt_unlock(lk);

@@ -134,7 +134,7 @@ cliapi_reply(struct cliapi *o, struct http_client_resp *r, json_t **reply)
 {
 	struct http_client_resp	 resp = *r;
 	json_t			*j = NULL, *e;
-	const char		*code, *msg;
+	const char		*code, *cause, *msg;
 	char			*s;
 	int			 status = CLI_EXIT_ERROR;
 
@@ -156,6 +156,7 @@ cliapi_reply(struct cliapi *o, struct http_client_resp *r, json_t **reply)
 		goto out;
 	}
 	code = json_string_value(json_object_get(e, "code"));
+	cause = json_string_value(json_object_get(e, "cause"));
 	msg = json_string_value(json_object_get(e, "message"));
 	if (code == NULL) {
 		cli_error("PROTOCOL_ERROR: HTTP %d from the controller",
@@ -168,7 +169,9 @@ cliapi_reply(struct cliapi *o, struct http_client_resp *r, json_t **reply)
 		s = json_dumps(j, JSON_COMPACT);
 		fprintf(stderr, "%s\n", s != NULL ? s : "");
 		free(s);
-	} else
+	} else if (cause != NULL)
+		cli_error("%s (%s): %s", code, cause, msg != NULL ? msg : "");
+	else
 		cli_error("%s: %s", code, msg != NULL ? msg : "");
 	if (strcmp(code, "UNAUTHORIZED") == 0)
 		status = CLI_EXIT_CONNECT;

@@ -1,10 +1,13 @@
 /*
  * rakazoctl guest export > FILE.tar and import < FILE.tar: the workspace
  * as one tar stream on standard output or input (workspace.export,
- * workspace.import).  Two directions of one verb, so one file.
+ * workspace.import, with --tag T the import's tag, which
+ * workspace.imported reads back).  Two directions of one verb, so one
+ * file.
  */
 #include "autoconf.h"
 
+#include <string.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -36,19 +39,24 @@ guest_export(struct cliguest *g, int argc, char **argv)
 static int
 guest_import(struct cliguest *g, int argc, char **argv)
 {
-	json_t	*res = NULL;
+	json_t	*res = NULL, *args = NULL;
 	int	 r;
 
-	if (argc != 1)
-		return cliguest_usage("import", "< FILE.tar");
+	if (argc == 3 && strcmp(argv[1], "--tag") == 0)
+		args = json_pack("{s:s}", "tag", argv[2]);
+	else if (argc != 1)
+		return cliguest_usage("import", "[--tag T] < FILE.tar");
 	if (isatty(STDIN_FILENO)) {
 		cli_error("refusing to read a tar archive from a terminal; "
 		    "redirect standard input");
+		json_decref(args);
 		return CLI_EXIT_USAGE;
 	}
-	if ((r = cliguest_connect(g)) != 0)
+	if ((r = cliguest_connect(g)) != 0) {
+		json_decref(args);
 		return r;
-	r = cliguest_stream_run(g, "workspace.import", NULL, STDIN_FILENO, -1,
+	}
+	r = cliguest_stream_run(g, "workspace.import", args, STDIN_FILENO, -1,
 	    &res);
 	json_decref(res);
 	return r;
@@ -59,5 +67,5 @@ const struct cliguest_cmd cli_guest_export_entry = {
 };
 
 const struct cliguest_cmd cli_guest_import_entry = {
-	"import", "< FILE.tar", guest_import
+	"import", "[--tag T] < FILE.tar", guest_import
 };

@@ -35,6 +35,8 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 
 #include "err.h"
 #include "json.h"
@@ -474,6 +476,7 @@ struct hb_job {
 	int		(*fn)(struct hb_job *);
 	struct home_store	*hs;
 	const char	*key, *path;
+	const char	*sha256;	/* verify: the row's */
 	int64_t		 rev, off, len;
 	json_t		*list;
 	void		*data;
@@ -521,6 +524,74 @@ hb_job_read(struct hb_job *j)
 		r = hb_read_pass(a, &s, j->path, j->off, j->len, &j->data,
 		    &j->n, &j->size, &j->e);
 	hb_close(&s, a);
+	return r;
+}
+
+/*
+ * The whole archive read and hashed: a revision is served or linked only
+ * while its bytes are still those its row recorded.  The archive is read
+ * through the store's get stream, so a damaged disk block (EIO) fails as
+ * a damaged archive does.
+ */
+static int
+hb_job_verify(struct hb_job *j)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	struct home_get		*g = NULL;
+	struct errmsg		 re;
+	EVP_MD_CTX		*md = NULL;
+	unsigned char		 out[EVP_MAX_MD_SIZE];
+	char			 got[2 * EVP_MAX_MD_SIZE + 1];
+	uint8_t			*buf = NULL;
+	unsigned int		 n = 0, i;
+	int64_t			 size = 0, seen = 0;
+	ssize_t			 k;
+	int			 r;
+
+	memset(&re, 0, sizeof re);
+	if ((r = home_get_open(j->hs, j->key, j->rev, &g, &size,
+	    &j->e)) != 0)
+		goto out;
+	buf = xmalloc(HB_CHUNK);
+	if ((md = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+		r = errmsg_code(&j->e, ERR_NOMEM);
+		goto out;
+	}
+	while ((k = home_get_read(j->hs, g, buf, HB_CHUNK, &re)) > 0) {
+		if (EVP_DigestUpdate(md, buf, (size_t)k) != 1) {
+			r = errmsg_code(&j->e, ERR_INTERNAL);
+			goto out;
+		}
+		seen += k;
+	}
+	if (k < 0) {
+		r = errmsg_set(&j->e, ERR_HOME_STORE, "revision %lld cannot "
+		    "be read whole: %s", (long long)j->rev, errmsg_str(&re));
+		goto out;
+	}
+	if (EVP_DigestFinal_ex(md, out, &n) != 1) {
+		r = errmsg_code(&j->e, ERR_INTERNAL);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		got[2 * i] = hex[out[i] >> 4];
+		got[2 * i + 1] = hex[out[i] & 15];
+	}
+	got[2 * n] = '\0';
+	if (seen != j->size || strlen(j->sha256) != 2 * n ||
+	    CRYPTO_memcmp(got, j->sha256, 2 * n) != 0) {
+		r = errmsg_set(&j->e, ERR_HOME_STORE, "revision %lld is "
+		    "damaged: its archive (%lld bytes) no longer matches the "
+		    "sha256 and size (%lld bytes) recorded when it was saved",
+		    (long long)j->rev, (long long)seen, (long long)j->size);
+		goto out;
+	}
+	r = 0;
+out:
+	EVP_MD_CTX_free(md);
+	free(buf);
+	home_get_close(j->hs, g);
 	return r;
 }
 
@@ -622,4 +693,23 @@ home_browse_read(struct home_store *hs, const char *key, int64_t rev,
 	*n = j.n;
 	*size = j.size;
 	return 0;
+}
+
+int
+home_browse_verify(struct home_store *hs, const char *key, int64_t rev,
+    int64_t bytes, const char *sha256, struct errmsg *e)
+{
+	struct hb_job	 j;
+	int		 r;
+
+	memset(&j, 0, sizeof j);
+	j.fn = hb_job_verify;
+	j.hs = hs;
+	j.key = key;
+	j.rev = rev;
+	j.size = bytes;
+	j.sha256 = sha256;
+	if ((r = hb_run(&j)) != 0)
+		*e = j.e;
+	return r;
 }

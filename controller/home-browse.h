@@ -46,4 +46,12 @@ int	home_browse_read(struct home_store *hs, const char *key, int64_t rev,
 	    const char *path, int64_t off, int64_t len, void **data,
 	    size_t *n, int64_t *size, struct errmsg *e);
 
+/*
+ * 0 when revision rev's archive is still the bytes bytes long whose
+ * sha256 (hex) its row recorded; ERR_HOME_STORE (or the store's code
+ * when it cannot be opened) otherwise.  Reads it whole, off the loop.
+ */
+int	home_browse_verify(struct home_store *hs, const char *key,
+	    int64_t rev, int64_t bytes, const char *sha256, struct errmsg *e);
+
 #endif

@@ -78,6 +78,7 @@ struct ho_put {
 	int			 fd;		/* the put's file, read only */
 	int64_t			 written;	/* bytes the file holds */
 	int			 ended;		/* 1 commit, -1 abort */
+	struct s3_upload	*up;		/* the uploader's */
 	int			 up_done;
 	int			 up_rc;
 	struct errmsg		 up_err;
@@ -241,14 +242,13 @@ home_object_forget_key(struct store *st, const char *key)
 
 /* ---- put ------------------------------------------------------------- */
 
+/* The seal's sink: the upload's words are the put's (the seal has none). */
 static int
-ho_up_sink(void *arg, const void *p, size_t n)
+ho_up_sink(void *arg, const void *b, size_t n)
 {
-	struct s3_upload	*u = arg;
-	struct errmsg		 e;
+	struct ho_put	*p = arg;
 
-	memset(&e, 0, sizeof e);
-	return s3_upload_write(u, p, n, &e);
+	return s3_upload_write(p->up, b, n, &p->up_err);
 }
 
 /*
@@ -287,8 +287,10 @@ ho_uploader(void *arg)
 		errmsg_code(&p->up_err, r);
 		goto out;
 	}
-	if ((r = s3_upload_begin(ho_s3, ok, &u, &p->up_err)) != 0 ||
-	    (r = seal_new(&sl, p->dk, p->key, (uint64_t)p->rev, ho_up_sink, u,
+	if ((r = s3_upload_begin(ho_s3, ok, &u, &p->up_err)) != 0)
+		goto out;
+	p->up = u;
+	if ((r = seal_new(&sl, p->dk, p->key, (uint64_t)p->rev, ho_up_sink, p,
 	    &p->up_err)) != 0)
 		goto out;
 	for (;;) {
@@ -324,6 +326,7 @@ ho_uploader(void *arg)
 out:
 	seal_free(sl);
 	s3_upload_abort(u);
+	p->up = NULL;
 	free(buf);
 	p->up_rc = r;
 	p->up_done = 1;
@@ -414,6 +417,9 @@ ho_put_commit(struct home_put *hp, struct errmsg *e)
 
 	ho_put_join(p, 1);
 	if ((r = p->up_rc) != 0) {
+		/* Words or not, never the sentence of code 0 ("Success."). */
+		if (p->up_err.code == 0)
+			errmsg_code(&p->up_err, r);
 		errmsg_set(e, r, "%s", errmsg_str(&p->up_err));
 		home_put_abort(&ho->cache, p->local);
 	} else

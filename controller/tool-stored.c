@@ -4,7 +4,9 @@
  * is opened, so an escape is refused with PATH_OUTSIDE_WORKSPACE here as
  * it is by a running machine; the answer names the revision it came
  * from, as a stored workspace may be older than the machine's last
- * state when its last checkpoint failed.
+ * state when its last checkpoint failed.  The revision's archive is
+ * hashed before each answer: a damaged one is refused, as a restore
+ * refuses it.
  */
 #include "autoconf.h"
 
@@ -55,6 +57,27 @@ tool_stored_json(const struct store_home_rev *h)
 	    "created_ms", (json_int_t)h->created_ms);
 }
 
+/*
+ * A revision is served only while its archive is the one its row
+ * recorded: a restore refuses a damaged archive, so its files are not
+ * shown as the computer's either.
+ */
+static int
+tool_stored_verify(struct tool_ctx *t, struct home_store *hs,
+    const struct store_home_rev *h, struct errmsg *e)
+{
+	struct errmsg	 ve;
+	int		 r;
+
+	memset(&ve, 0, sizeof ve);
+	if ((r = home_browse_verify(hs, home_key(t->computer->id),
+	    h->revision, h->bytes, h->sha256, &ve)) != 0)
+		return errmsg_set(e, r, "The stored workspace (revision %lld) "
+		    "cannot be shown: %s", (long long)h->revision,
+		    errmsg_str(&ve));
+	return 0;
+}
+
 static int
 tool_stored_open(struct tool_ctx *t, json_t *jpath, char *path,
     size_t pathlen, struct home_store **hs, struct errmsg *e)
@@ -82,6 +105,7 @@ tool_stored_list(struct tool_ctx *t, const struct store_home_rev *h,
 	*result = NULL;
 	memset(&e, 0, sizeof e);
 	if ((r = tool_stored_open(t, jpath, path, sizeof path, &hs, &e)) != 0 ||
+	    (r = tool_stored_verify(t, hs, h, &e)) != 0 ||
 	    (r = home_browse_list(hs, home_key(t->computer->id), h->revision,
 	    path, result, &e)) != 0) {
 		*err = e;
@@ -107,6 +131,7 @@ tool_stored_read(struct tool_ctx *t, const struct store_home_rev *h,
 	*result = NULL;
 	memset(&e, 0, sizeof e);
 	if ((r = tool_stored_open(t, jpath, path, sizeof path, &hs, &e)) != 0 ||
+	    (r = tool_stored_verify(t, hs, h, &e)) != 0 ||
 	    (r = home_browse_read(hs, home_key(t->computer->id), h->revision,
 	    path, off, len, data, n, &size, &e)) != 0) {
 		*err = e;

@@ -42,6 +42,7 @@ const struct control_op ops_table[] = {
 	{ "workspace.export",	workspace_op_export,	0 },
 	{ "workspace.fingerprint", workspace_op_fingerprint, 0 },
 	{ "workspace.import",	workspace_op_import,	1 },
+	{ "workspace.imported",	workspace_op_imported,	0 },
 	{ "display.open",	display_op_open,	1 },
 	{ "display.close",	display_op_close,	1 },
 	{ "display.list",	display_op_list,	0 },

@@ -117,6 +117,15 @@
 #define WS_JOURNAL		".rakazo-swap"
 #define WS_JOURNAL_TMP		".rakazo-swap.tmp"
 #define WS_JOURNAL_MAX		1024
+/*
+ * The import tag (workspace.import's "tag") of the tree in place: written
+ * into the staged tree before its swap, so it moves with that tree, in
+ * or back out, whatever the swap or its recovery did.  workspace.imported
+ * reads it: a client whose import answered nothing (guestd died) learns
+ * from it which tree the workspace holds.
+ */
+#define WS_IMPORTED		".rakazo-imported"
+#define WS_TAG_MAX		65	/* 64 characters and the NUL */
 
 /*
  * A test hook: GUESTD_TEST_CRASH_AT=<step> makes guestd kill itself
@@ -2109,6 +2118,78 @@ workspace_extract_fd(int tarfd, int stagefd,
 	return ws_extract(ws_open_fd, &tarfd, stagefd, lim, cnt, why, whylen);
 }
 
+/* ---- the import tag -------------------------------------------------------- */
+
+/* A tag: 1 to 64 of [A-Za-z0-9._:-], so it is one line and one word. */
+static int
+ws_tag_ok(const char *tag)
+{
+	size_t	 i, n = strlen(tag);
+
+	if (n == 0 || n >= WS_TAG_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((tag[i] >= 'a' && tag[i] <= 'z') ||
+		    (tag[i] >= 'A' && tag[i] <= 'Z') ||
+		    (tag[i] >= '0' && tag[i] <= '9') || tag[i] == '.' ||
+		    tag[i] == '_' || tag[i] == ':' || tag[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/* The tag file at the top of the staged tree (synced with it). */
+static int
+ws_tag_write(int stagefd, const char *tag)
+{
+	char	 line[WS_TAG_MAX + 1];
+	ssize_t	 w;
+	int	 fd, n, r = 0;
+
+	n = snprintf(line, sizeof line, "%s\n", tag);
+	fd = openat(stagefd, WS_IMPORTED, O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd == -1)
+		return ws_errno_code(errno);
+	do {
+		w = write(fd, line, (size_t)n);
+	} while (w == -1 && errno == EINTR);
+	if (w != n)
+		r = w == -1 ? ws_errno_code(errno) : ERR_NO_SPACE;
+	close(fd);
+	return r;
+}
+
+/* The workspace's tag into dst ("" when it has none); 0 or ERR_*. */
+static int
+ws_tag_read(const char *workspace, char *dst, size_t len)
+{
+	char	 buf[WS_TAG_MAX + 1];
+	ssize_t	 n;
+	int	 wsfd, fd, e;
+
+	dst[0] = '\0';
+	wsfd = open(workspace, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (wsfd == -1)
+		return ws_errno_code(errno);
+	fd = openat(wsfd, WS_IMPORTED, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC);
+	e = errno;
+	close(wsfd);
+	if (fd == -1)
+		return e == ENOENT ? 0 : ws_errno_code(e);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	/* Not one we wrote (a user's file of that name): no tag. */
+	if (ws_tag_ok(buf) && strlen(buf) < len)
+		memcpy(dst, buf, strlen(buf) + 1);
+	return 0;
+}
+
 /* ---- staging and swap (worker side) -------------------------------------- */
 
 struct ws_stage {
@@ -2685,6 +2766,7 @@ struct ws_job {
 	char			 fp[WS_FP_MAX];	/* export: the new one */
 	int			 same;		/* fponly: fp still holds */
 	char			 since[WS_FP_MAX];	/* fponly: asked */
+	char			 tag[WS_TAG_MAX];	/* import: "" none */
 	int64_t			 swapped_ns;	/* import: its swap ended */
 	int64_t			 begun_ns;	/* import: the worker began */
 	int64_t			 staged_ns;	/* import: all extracted */
@@ -3204,6 +3286,8 @@ ws_import_worker(void *arg)
 	ws_q_close(j);
 	if (j->rc == 0 && ws_job_cancelled(j))
 		j->rc = ERR_CANCELLED;
+	if (j->rc == 0 && j->tag[0] != '\0')
+		j->rc = ws_tag_write(sg.stagefd, j->tag);
 	if (j->rc == 0) {
 		j->staged_ns = ws_now_ns();
 		ws_crash_point("staged");
@@ -3265,13 +3349,24 @@ workspace_op_import(struct control_conn *c, uint32_t id, json_t *args,
 	struct ws_job	*j;
 	int		 r;
 
+	const char	*tag = NULL;
+
 	if (args != NULL && !json_is_object(args))
 		return ERR_BAD_REQUEST;
+	if (args != NULL && json_object_get(args, "tag") != NULL &&
+	    ((tag = json_string_value(json_object_get(args, "tag"))) == NULL ||
+	    !ws_tag_ok(tag))) {
+		snprintf(detail, detaillen, "args.tag: 1 to %d of "
+		    "[A-Za-z0-9._:-]", WS_TAG_MAX - 1);
+		return ERR_BAD_REQUEST;
+	}
 	if (ws_import_running) {
 		snprintf(detail, detaillen, "another import is running");
 		return ERR_BUSY;
 	}
 	j = ws_job_new(c, id, 1);
+	if (tag != NULL)
+		snprintf(j->tag, sizeof j->tag, "%s", tag);
 	j->lim.max_bytes = guestd.home_max_bytes;
 	j->lim.max_entries = guestd.import_max_entries;
 	j->refs++;	/* the worker's, released by ws_worker_posted() */
@@ -3284,6 +3379,27 @@ workspace_op_import(struct control_conn *c, uint32_t id, json_t *args,
 	ws_import_running = 1;
 	control_stream_attach(c, &j->st, id, &ws_import_ops);
 	return 0;
+}
+
+/* ---- workspace.imported -------------------------------------------------- */
+
+int
+workspace_op_imported(struct control_conn *c, uint32_t id, json_t *args,
+    char *detail, size_t detaillen)
+{
+	char	 tag[WS_TAG_MAX];
+	int	 r;
+
+	if (args != NULL && !json_is_object(args))
+		return ERR_BAD_REQUEST;
+	/* Mid-swap the answer could be either tree's. */
+	if (ws_import_running) {
+		snprintf(detail, detaillen, "an import is running");
+		return ERR_BUSY;
+	}
+	if ((r = ws_tag_read(guestd.workspace, tag, sizeof tag)) != 0)
+		return r;
+	return control_reply(c, id, json_pack("{s:s}", "tag", tag));
 }
 
 /* ---- workspace.fingerprint ----------------------------------------------- */

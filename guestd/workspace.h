@@ -24,6 +24,8 @@ int	workspace_op_export(struct control_conn *, uint32_t, json_t *, char *,
 	    size_t);
 int	workspace_op_import(struct control_conn *, uint32_t, json_t *, char *,
 	    size_t);
+int	workspace_op_imported(struct control_conn *, uint32_t, json_t *,
+	    char *, size_t);
 
 /* 1 when a workspace-relative path is a temporary cache/lock file of a
  * browser profile that export leaves out. */

@@ -1,7 +1,9 @@
 #!/bin/bash
 # An import killed (SIGKILL) at any step of its swap ends, once guestd
 # starts again, as exactly the old or exactly the new workspace, with no
-# .rakazo-* leftovers inside it and no staging directory beside it.  Both
+# .rakazo-* leftovers inside it and no staging directory beside it, and
+# workspace.imported names the import's tag exactly when the new tree is
+# the one in place (a client whose import died asks it).  Both
 # swaps are tried: moving entries through a journal (the workspace's parent
 # is not writable, as when the workspace is a mount point) and exchanging
 # a sibling staging directory (parent writable).  GUESTD_TEST_CRASH_AT is
@@ -37,12 +39,15 @@ head -c 5000 /dev/urandom > "$T/new/g2"
 tar -C "$T/new" -cf "$T/new.tar" f1 n keep g2
 
 manifest() {	# type, mode, size and content of every entry below $1
-	(cd "$1" && find . -mindepth 1 -printf '%P %y %m %s\n' | sort &&
-	    find . -type f -print0 | sort -z | xargs -0 -r md5sum)
+	# (but the import's tag, which workspace.imported reads)
+	(cd "$1" && find . -mindepth 1 ! -path ./.rakazo-imported \
+	    -printf '%P %y %m %s\n' | sort &&
+	    find . -type f ! -path ./.rakazo-imported -print0 | sort -z |
+	    xargs -0 -r md5sum)
 }
 
 leftovers() {	# $1 workspace: guestd's names in or beside it
-	ls -A "$1" | grep '^\.rakazo-'
+	ls -A "$1" | grep '^\.rakazo-' | grep -v '^\.rakazo-imported$'
 	ls -A "$(dirname "$1")" | grep "^\.$(basename "$1")\.import-"
 }
 
@@ -87,7 +92,8 @@ crash() {
 	export GUESTD_TEST_CRASH_AT
 	t_start_guestd
 	unset GUESTD_TEST_CRASH_AT
-	rk import < "$T/new.tar" >/dev/null 2>&1 && t_fail "$1/$2: import ok"
+	rk import --tag "t-$n" < "$T/new.tar" >/dev/null 2>&1 &&
+		t_fail "$1/$2: import ok"
 	wait "$GUESTD_PID"
 	st=$?
 	GUESTD_PID=""
@@ -107,6 +113,12 @@ $got"
 $got"
 	fi
 	t_eq "$(leftovers "$WS")" "" "$1/$2: leftovers"
+	tag=$(rk call workspace.imported '{}')
+	if [ "$3" = old ]; then
+		t_contains "$tag" '"tag":""' "$1/$2: the old tree has no tag"
+	else
+		t_contains "$tag" "\"tag\":\"t-$n\"" "$1/$2: the new tree's tag"
+	fi
 	# And the workspace still imports and exports.
 	rk export > "$T/after.tar" || t_fail "$1/$2: export after"
 	stop_guestd

@@ -7,7 +7,8 @@
  * store's reader under them: a revision read in order (a restore) comes
  * back byte for byte in reads of any size, past the cache where the file
  * system takes direct reads; one that skips (a browse) reads the right
- * bytes after each skip.
+ * bytes after each skip.  And the check before a revision is served
+ * or linked: its bytes against the size and sha256 of its row.
  */
 #include "autoconf.h"
 
@@ -28,6 +29,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <cmocka.h>
+#include <openssl/sha.h>
 
 #include "unit-tmpdir.h"
 
@@ -138,6 +140,64 @@ test_paths(void **state)
 	memset(longseg, 'x', sizeof longseg - 1);
 	longseg[sizeof longseg - 1] = '\0';
 	assert_int_equal(check(longseg), ERR_NAME_TOO_LONG);
+}
+
+/* The sha256 (hex) and size of revision 1 of home k. */
+static int64_t
+rev1_sha(char hex[2 * SHA256_DIGEST_LENGTH + 1])
+{
+	unsigned char	 md[SHA256_DIGEST_LENGTH];
+	char		 path[PATH_MAX];
+	struct stat	 st;
+	uint8_t		*b;
+	int		 fd, i;
+
+	snprintf(path, sizeof path, "%s/homes/k/rev-1.tar", unit_tmpdir);
+	assert_int_not_equal(fd = open(path, O_RDONLY), -1);
+	assert_int_equal(fstat(fd, &st), 0);
+	b = malloc((size_t)st.st_size);
+	assert_non_null(b);
+	assert_int_equal(read(fd, b, (size_t)st.st_size), st.st_size);
+	close(fd);
+	SHA256(b, (size_t)st.st_size, md);
+	free(b);
+	for (i = 0; i < SHA256_DIGEST_LENGTH; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	return st.st_size;
+}
+
+static void
+test_verify(void **state)
+{
+	struct home_store	*hs = make_store(0);
+	struct errmsg		 e;
+	char			 sha[2 * SHA256_DIGEST_LENGTH + 1];
+	char			 path[PATH_MAX];
+	int64_t			 size;
+	int			 fd;
+
+	(void)state;
+	memset(&e, 0, sizeof e);
+	size = rev1_sha(sha);
+	assert_int_equal(home_browse_verify(hs, "k", 1, size, sha, &e), 0);
+	/* Another size, another hash, no such revision. */
+	assert_int_equal(home_browse_verify(hs, "k", 1, size + 1, sha, &e),
+	    ERR_HOME_STORE);
+	sha[0] = sha[0] == '0' ? '1' : '0';
+	assert_int_equal(home_browse_verify(hs, "k", 1, size, sha, &e),
+	    ERR_HOME_STORE);
+	assert_non_null(strstr(errmsg_str(&e), "damaged"));
+	sha[0] = sha[0] == '0' ? '1' : '0';
+	assert_int_equal(home_browse_verify(hs, "k", 2, size, sha, &e),
+	    ERR_NO_REVISION);
+	/* One byte flipped in place, the size kept: damaged. */
+	snprintf(path, sizeof path, "%s/homes/k/rev-1.tar", unit_tmpdir);
+	assert_int_not_equal(fd = open(path, O_WRONLY), -1);
+	assert_int_equal(pwrite(fd, "J", 1, 600), 1);
+	close(fd);
+	assert_int_equal(home_browse_verify(hs, "k", 1, size, sha, &e),
+	    ERR_HOME_STORE);
+	home_store_free(hs);
 }
 
 static const char *
@@ -423,6 +483,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_list_cut, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_in_order, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_get_skips, setup,
