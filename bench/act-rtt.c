@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Act round trip: display.act batches on a bot's desktop through guestd's
  * control channel (one connection, as a controller holds it), each timed

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Page tools against playwright-core on the same browser, in one run.
 #
 #   guestd:   bench/page-rtt on one control connection: BENCH_N (30)

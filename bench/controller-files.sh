@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # File transfer through the controller: `rakazoctl put` + `get` of one
 # BENCH_MB MiB (default 256) random file via rakazoctl serve (PUT/GET
 # /v1/computers/{id}/files, local provider, real guestd), against the same

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The controller's cost (issue 5, item 12): rakazoctl serve with the local
 # provider and real guestd, and in the same run the same operations sent
 # straight to that computer's guestd over one control connection:

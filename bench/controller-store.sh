@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The state store's cost (issue 17, item 5): SQLite against PostgreSQL in
 # the same run.  For each backend, two `rakazoctl serve` processes on one
 # store (local provider, real guestd, one started computer) and at once:

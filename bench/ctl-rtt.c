@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The in-client timer behind controller-overhead.sh: tool calls through
  * rakazoctl serve (one keep-alive HTTP connection per client, as an agent

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Input on a 1280x800 desktop: guestd's display.act through the control
 # channel against xdotool, side by side in one run.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # What do open but idle desktops cost?  BENCH_DESKTOPS (10) desktops of
 # 1280x800 are opened on one guestd and left alone for BENCH_IDLE_S (30)
 # seconds; the CPU time (user + system clock ticks, /proc/PID/stat) that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Screenshots of a busy 1280x800 desktop: guestd's observe through the
 # control channel against the usual tools, side by side in one run.
 #

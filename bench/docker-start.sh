@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Computers as containers (issue 15, item 6): rakazoctl serve with the
 # docker provider against a real Docker engine, and in the same run the
 # engine's own floor:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Exec round trip: what does running `true` through guestd cost, compared
 # with spawning `bash -c true` locally?  BENCH_N (default 1000) of each,
 # after a short warm-up:

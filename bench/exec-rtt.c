@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Exec round trip: N sequential `true` commands through guestd's control
  * channel (one connection, as a controller holds it) against N local

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Home checkpoints and restores (C-8, C-9): how long does saving a
 # computer's whole workspace into the home store, and bringing it back,
 # take compared with plain tar of the same files on the same disk in the

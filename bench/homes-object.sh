@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The object home store (C-10): checkpoint and restore of a ~BENCH_MB MiB
 # (default 256) home through a real S3 server, against the obvious shell
 # pipeline on the same server in the same run.

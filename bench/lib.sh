@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # Shared helpers for the benchmarks (sourced by bench/*.sh; bash).  Like
 # tests/lib.sh: a private temp dir, guestd on ephemeral loopback ports with

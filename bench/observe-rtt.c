@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Observe round trip: screenshots of a bot's desktop through guestd's
  * control channel (one connection, as a controller holds it), each timed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The baseline of bench/browser-page.sh: playwright-core connected over
 // CDP to the same bot browser guestd runs, doing the equivalent work on
 // the same tab: an accessibility-style snapshot (ariaSnapshot of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The in-client timer behind bench/browser-page.sh: page.snapshot and
  * page.act (one click) on the bot's visible tab, over one control

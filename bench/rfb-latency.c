@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rfb-latency: the viewer and the painter behind bench/screen-gateway.sh.
  * One process paints and watches, so paint and arrival times share one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rfb-tight-latency: the viewer and the painter behind
  * bench/screen-tight.sh, in one process (one clock).  A libvncclient

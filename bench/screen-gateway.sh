@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The screen gateway against the stack it replaces, side by side in one run
 # on the same Xvfb with the same workload: guestd's gateway (RFB from its
 # damage capture, websocket on the one gateway port) against x11vnc

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Screens at the limit: guestd's RFB against x11vnc -xdamage on the same
 # 1280x800 Xvfb in one run, both read by the same native viewer asking
 # noVNC's encodings (Tight, JPEG quality 6, compression 2, CopyRect), over

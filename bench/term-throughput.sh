@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The terminal (guestd/pty.c) against a bare PTY, in the same run:
 #
 #   throughput: `cat` of a BENCH_MB MiB text file in a shell of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Timing helpers shared by the bench timers (*-rtt.c): a monotonic clock in
  * microseconds and an ascending sort, so every timer reads its median

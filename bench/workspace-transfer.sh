@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Workspace transfer: how long does moving a whole workspace from one
 # guestd to another take, compared with the plain `tar -c | tar -x` of the
 # same files on the same machine in the same run?

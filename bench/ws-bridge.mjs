@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ws-bridge: a loopback TCP port in front of an RFB-over-websocket URL,
 // so a native viewer (bench/rfb-tight-latency) reaches guestd's gateway
 // or websockify the way noVNC does.  Each TCP connection gets its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xnoise: keeps a benchmark desktop busy the way a real one is.  It covers
  * the screen with an override-redirect window, fills it with coloured

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base64 (base64.h).  One loop serves both alphabets: three bytes become
  * four characters, and a last one or two bytes become two or three, then

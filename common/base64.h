@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base64 (RFC 4648): the one encoder, in its two alphabets.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Bounded growable buffers and a read-only cursor for wire parsing.
  *

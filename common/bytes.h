@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Big-endian loads and stores on byte arrays: the one place the shifts
  * of network byte order are written.

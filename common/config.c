@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Settings from flags and the environment, driven by a table so a daemon
  * states each setting once.  Precedence: a flag beats its environment

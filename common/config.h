@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Configuration from flags and the environment.  A table of options says
  * for each setting its long flag, its environment variable and its type;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * conncap (conncap.h) for a libwebsockets server: admission is decided in
  * LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED, the first callback where

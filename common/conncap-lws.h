@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * conncap.h on a libwebsockets server (conncap-lws.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Who may hold a server's connections (conncap.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Stable error codes and their sentences (doc/DESIGN.md X-6).  The table
  * is indexed by -code so err_name() and err_message() are a bounds check

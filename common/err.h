@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Stable error codes (doc/DESIGN.md X-6).  Every error a client can see has a
  * machine-readable name that never changes and a human sentence.  Codes are

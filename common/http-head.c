@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * HTTP/1.x response heads (http-head.h).  The status line goes through
  * the cursor: a fixed "HTTP/1." prefix, one minor-version byte, a space

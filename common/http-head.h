@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The head of an HTTP/1.x response, as our own clients read it: guestd's
  * DevTools discovery requests (cdp.c), the websocket handshake's answer

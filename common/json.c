@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jansson for untrusted JSON.  The size cap is checked before jansson sees
  * a byte, duplicate keys are an error (two readers must never disagree on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jansson helpers for untrusted JSON.  Sizes are capped before parsing,
  * duplicate keys are rejected (JSON_REJECT_DUPLICATES), NUL bytes inside

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Logging: one key=value line per event, written with a single write(2)
  * so lines from forked children and threads never interleave.  The whole

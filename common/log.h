@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Logging: one line per event, "ts=... level=info event=exec.start k=v ...".
  * Every line passes through redact_text() before it is written, so a value

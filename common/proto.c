@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Binary frames of the control channel (man/guestd-protocol.7):
  * [id u32be][channel u8][flags u8][payload...] in one websocket message.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The control-channel protocol shared by guestd and its clients
  * (man/guestd-protocol.7 is the reference; keep the two in step).

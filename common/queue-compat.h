@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sys/queue.h, plus the _SAFE iterators glibc's copy lacks.
  *

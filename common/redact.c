@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Masking of secrets in free text (doc/DESIGN.md X-5).  Every log line and
  * error sentence passes through redact_text(), so it must be cheap, bounded and

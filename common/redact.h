@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Redaction of secrets in free text (doc/DESIGN.md X-5).  Used by every log and
  * error path.  It masks:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tokens and secrets.  Randomness comes from getrandom(2) only (no
  * fallback that could quietly be weaker); tokens are base64url without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tokens and secrets.  Tokens carry >= 128 bits from getrandom(2), printed
  * as base64url without padding; comparisons run in constant time; buffers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * WebSocket framing for our own clients (wsframe.h): guestd's DevTools
  * client and rakazoctl's guestd client.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * WebSocket framing for our own clients (RFC 6455): the frame header of
  * what a server sends, the masked frames a client sends, and the opening

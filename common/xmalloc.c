@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Allocation that cannot fail and fatal(): see xmalloc.h for why they
  * sit below the log.

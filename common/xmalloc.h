@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Allocation that cannot fail, and fatal() for broken invariants: running
  * out of memory is a broken invariant for a daemon this size, so x*alloc

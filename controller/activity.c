@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Activity events (activity.h).  Text is formatted, redacted and folded to
  * one line here, at the only door into the table, so no caller can store a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Activity (doc/DESIGN.md G-30): one computer.command event per mutating tool
  * call, its text redacted (X-5) before it is stored.  Read-only tools

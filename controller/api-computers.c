@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The computers resource of the API (api.h): list, create, show, start,
  * stop and delete computers, and read a computer's activity feed (a long

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Control of a computer's screen in the API (api.h): a user takes a bot's
  * control lease with a control screen (and terminal) capability, and

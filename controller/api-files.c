@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * PUT and GET /v1/computers/{id}/files (api.h): whole files of any size
  * between an HTTP client and a computer's workspace, never held whole in

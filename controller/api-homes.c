@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The homes resource of the API (api.h, SPEC C-5, C-8, C-9): an
  * operator's checkpoint of a running computer, a restore of a stored

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What api.c, the router, shares with the resource files beside it
  * (api-computers.c, api-leases.c, api-control.c, api-runs.c, api-files.c,

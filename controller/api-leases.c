@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The leases resource of the API (api.h): a driver takes a bot's
  * execution lease (lease.h), keeps it with heartbeats, which also move the

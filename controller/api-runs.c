@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The runs resource of the API (api.h): a computer's runs (one from each
  * start to its stop), and the end of a bot run (G-4), named by its

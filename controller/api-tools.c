@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The tools resource of the API (api.h, doc/DESIGN.md C-4): the list of tools
  * and a call of one (tool.h).  A call names its computer and bot; before the

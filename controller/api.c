@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The controller's HTTP/JSON API (api.h): the router and what every route
  * shares.  Each request takes its own store connection (requests run as

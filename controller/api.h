@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The HTTP/JSON API of rakazoctl serve (doc/DESIGN.md C-1, C-4), independent of
  * the HTTP server: serve.c hands each complete request here (in a task of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Bounded byte pipes (bytepipe.h).  A ring buffer rather than a chunk list:
  * the HTTP side hands over a few KiB per callback and guestd frames take

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Bounded byte pipes between the HTTP side of rakazoctl serve and a
  * request's task (task.h), for bodies too large to hold: an upload's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Checkpoints and restores of computers' workspaces (checkpoint.h, SPEC
  * C-8, C-9, C-11).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Checkpoints and restores (SPEC C-8, C-9, C-11): when a computer's
  * workspace goes to the home store (home.h) and when it comes back.

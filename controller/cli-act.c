@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl act --bot B 'JSON': apply actions (an array, or one action
  * object) to the bot's desktop with computer_act.

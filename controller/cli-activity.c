@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl activity [--follow]: the computer's computer.command events
  * (G-30), oldest first.  --follow long-polls: each request names the last

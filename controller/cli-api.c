@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Shared plumbing of the API verbs (cli-api.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the API verbs of rakazoctl share (cli-computer.c, cli-shell.c ...):
  * one option parser for the common flags, the controller URL and token

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl checkpoint COMPUTER (C-5, C-8): save a running computer's
  * workspace as a new home revision now.

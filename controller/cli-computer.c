@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl computer create|list|show|stop|delete (C-5).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl take-control --bot B / release-control LEASE: a user's control
  * lease (C-3) with its control screen and terminal pages (links a person

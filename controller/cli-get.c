@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl get --bot B [--computer C] REMOTE [LOCAL|-]: download a file
  * through GET /v1/computers/{id}/files, streamed in constant memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest act BOT 'JSON-ACTIONS': one batch of input actions on
  * the bot's desktop (display.act).

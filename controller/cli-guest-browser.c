@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest browser BOT [URL]: the bot's browser (doc/DESIGN.md G-21).
  */

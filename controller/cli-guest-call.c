@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest call OP [JSON-ARGS]: any protocol op, its result
  * printed as JSON; for tests and for ops no verb maps.

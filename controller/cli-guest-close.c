@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest close BOT: stop the bot's desktop (display.close).
  */

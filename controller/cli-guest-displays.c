@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest displays [--json]: the open desktops (display.list),
  * one line each.

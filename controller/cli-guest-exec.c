@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest exec [options] -- CMD...: run one bash command in the
  * guest, its output streamed to ours, and exit with its status (128+signal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest get REMOTE LOCAL|-: download a file (or a range of it)
  * with file.read.  LOCAL is replaced only by a whole download.

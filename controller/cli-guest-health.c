@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest health: is guestd up, and what it says about itself
  * (doc/DESIGN.md G-31).  health takes no arguments, not even --bot or --fence.

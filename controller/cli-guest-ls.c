@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest ls [--json] [PATH]: list a directory with file.list,
  * one "type mode size name" line per entry.  Names are printed as ls -b

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest mkdir [-p] PATH: file.mkdir.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest open BOT [--geometry WxH]: start the bot's desktop
  * (display.open).  The verb's BOT wins over a global --bot.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest page-act BOT 'JSON-STEPS': one batch of steps on the
  * bot's browser page (page.act, doc/DESIGN.md G-24).

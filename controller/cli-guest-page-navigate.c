@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest page-navigate BOT URL: load URL in the bot's browser
  * page (page.navigate, doc/DESIGN.md G-24).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest page-snapshot BOT: what the bot's browser page shows,
  * as guestd's page.snapshot describes it (doc/DESIGN.md G-24).

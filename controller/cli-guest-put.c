@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest put LOCAL|- REMOTE: upload a file (or standard input)
  * with file.write, streamed as guestd takes it.

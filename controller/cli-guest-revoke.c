@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest revoke TOKEN: end a capability (capability.revoke) and
  * the viewers and terminals connected with it.

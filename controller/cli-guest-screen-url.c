@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest screen-url BOT: a capability for the bot's screen on
  * guestd's gateway (capability.grant), printed as the websocket and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest screenshot BOT -o FILE: one picture of the bot's
  * desktop (display.observe) into FILE, its metadata as JSON on stdout.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest stat PATH: file.stat, printed as JSON.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest term-url TOKEN: the terminal URLs of a control
  * capability on guestd's gateway.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl guest export > FILE.tar and import < FILE.tar: the workspace
  * as one tar stream on standard output or input (workspace.export,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * `rakazoctl guest`: talk to one guestd directly over its control channel
  * (doc/DESIGN.md G-31, C-5), for operators and for tests.  Global options name

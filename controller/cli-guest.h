@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the verbs of `rakazoctl guest` share (cli-guest-*.c): the global
  * options, one table entry per verb, connecting with the secret, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl health: is the controller up, which provider, is the store ok.
  * A degraded controller answers 503 with the same report: printed too,

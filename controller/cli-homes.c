@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl homes COMPUTER (C-5, C-9): the computer's stored home
  * revisions, newest first: revision, time, size, files, cause.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl open BOT: start the bot's desktop (and its computer, created
  * when missing) and print a view URL path for it.

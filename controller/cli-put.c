@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl put --bot B [--computer C] [--lease L] LOCAL|- REMOTE: upload a
  * file through PUT /v1/computers/{id}/files, streamed from disk in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl restore COMPUTER [--revision N] [--force] (C-5): bring a
  * stored revision (default the newest) back into the computer, starting

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl s3: the operator's and the tests' window on the object store
  * client (s3.c), a debug verb.  It reads the same OBJECT_STORAGE_*

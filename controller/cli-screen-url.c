@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl screen-url --bot B [--control]: a capability path for a
  * viewer of the bot's screen.  It is a secret: printed, never logged.

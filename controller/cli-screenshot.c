@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl screenshot --bot B FILE: the bot's desktop (started on
  * demand) written to FILE, as JPEG when FILE ends in .jpg or .jpeg, else

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl shell --bot B [--computer C] -- COMMAND...: run a command
  * through the shell tool; prints its output and exits with its status.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The rakazoctl command line: one table entry per top-level verb, in the
  * style of tmux's cmd_entry, so adding a verb is adding a file that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * curl on the lws loop (curl-loop.h): libcurl's multi-socket API.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libcurl on the controller's one lws loop: a curl multi handle whose
  * sockets and timer are driven by lws, so a task can run an HTTP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Docker Engine API requests through libcurl (docker-http.h): an easy
  * handle per request, run on the serve loop by curl-loop.h like every

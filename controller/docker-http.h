@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Requests to the Docker Engine API over its Unix socket, for the docker
  * provider (provider-docker.c).  libcurl speaks HTTP on the serve loop

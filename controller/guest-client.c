@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A client of one guestd over its control channel (guest-client.h).
  *

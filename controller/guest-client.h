@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A client of one guestd over its control channel (man/guestd-protocol.7).
  * Used by `rakazoctl guest ...` and by the controller (rakazoctl serve).

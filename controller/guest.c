@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Calls to a computer's guestd for every provider (guest.h).
  *

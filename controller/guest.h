@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Talking to a computer's guestd, the same for every provider (doc/DESIGN.md
  * P-1): the provider names the endpoint (provider.h), this module owns the

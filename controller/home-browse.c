@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Reading a stored revision in place (home-browse.h, SPEC C-15): the tools
  * of a stopped computer list and read its files from the newest archive

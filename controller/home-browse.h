@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A stored revision read in place (SPEC C-15): the listing of one of its
  * directories and a byte range of one of its files, straight from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The local home store (home.h, SPEC C-9): a directory per home key under
  * DATA_DIR/homes, each revision one archive in it:

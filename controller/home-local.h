@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The local home store (SPEC C-9), one implementation of home.h: each
  * revision one archive file under DATA_DIR/homes/<home key>/.

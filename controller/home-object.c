@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The object home store (home.h, home-object.h, SPEC C-10): the bucket
  * is the source of truth and DATA_DIR/homes (home-local.c) its cache.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The object home store (SPEC C-10), one implementation of home.h: sealed
  * revisions in an S3 bucket (homes/<storage id>/<revision>), with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A put's bytes written and hashed off the loop (home-writer.c).
  *

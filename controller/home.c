@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The home store front (home.h): picks the implementation (the local
  * directory, or the object store with the directory as its cache, C-10)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The home store (SPEC C-9, X-3): where the archives of computers'
  * workspaces live between runs, one per revision, keyed by a home key.

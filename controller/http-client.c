@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The CLI's HTTP/1.1 client (http-client.h).  Bounded reads, one request
  * per connection, Content-Length trusted only up to what arrived.  Streams

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A tiny blocking HTTP/1.1 client for the CLI's calls to rakazoctl serve.
  * JSON calls are read whole; file transfers stream (http_client_stream).

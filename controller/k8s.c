@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The Kubernetes REST client (k8s.h): one curl easy handle per request
  * or watch, performed on the loop through curl-loop.h.  TLS material

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A small Kubernetes REST client for the kubernetes provider: JSON
  * requests and watches over libcurl on the controller's loop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kubeconfig and in-cluster credentials (kubeconfig.h).  libyaml loads
  * the text (capped at KUBECONFIG_MAX bytes) into a document whose node

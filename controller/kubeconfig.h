@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Where the Kubernetes API is and how the controller proves who it is
  * (provider-kubernetes.c): read from a kubeconfig file (KUBECONFIG, for a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fenced leases (lease.h).  Each operation is one store transaction taken
  * with the write lock up front, so "is it free?" and "grant it" cannot be

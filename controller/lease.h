@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fenced leases (doc/DESIGN.md C-3).  A bot has at most one execution lease
  * (its driver) and at most one control lease (a user's "Take control") at a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl: the operator's command line (doc/DESIGN.md C-5).  main()
  * only finds the top-level verb in cli_cmds[] and hands it argv; each verb

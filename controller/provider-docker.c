@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * SANDBOX_PROVIDER=docker (P-2): each computer is a container of the
  * computer image (RAKAZO_COMPUTER_IMAGE:RAKAZO_COMPUTER_IMAGE_TAG, image/),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * SANDBOX_PROVIDER=fake (P-2): computers without processes or X servers,
  * for tests of controller logic (leases, runs, activity, the API's error

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * SANDBOX_PROVIDER=kubernetes (P-2, P-3): each computer is a pod of the
  * computer image (KUBERNETES_SANDBOX_COMPUTER_IMAGE, image/), made and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * SANDBOX_PROVIDER=local (P-2): each computer is a guestd child process on
  * this host, its workspace under DATA_DIR/computers/<id>/home, a fresh

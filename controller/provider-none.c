@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * SANDBOX_PROVIDER=none: this controller serves no computers.  Every
  * lifecycle or tool request answers COMPUTERS_DISABLED, so a deployment

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Provider selection and the thin front of provider.h: callers never look
  * into a provider's table themselves.  The lifecycle front tells the guest

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Providers (doc/DESIGN.md P-1, P-2).  Because guestd implements desktop,
  * exec and files the same way everywhere, a provider answers lifecycle

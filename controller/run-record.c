@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * computer_runs (run-record.h).  Rows are opened and closed inside one store
  * transaction each, so two controller processes reconciling at once never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * computer_runs (doc/DESIGN.md C-7): one row per continuous provider run of a
  * computer, from ready to stop, closed with an endReason.  The reconciler

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Bounded tag scans over S3 replies (s3-xml.h).  Each search stays inside
  * the span it was given, so a reply cut anywhere is just "not found".

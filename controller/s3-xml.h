@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The few S3 XML replies the object store client reads (s3.c): error
  * bodies, InitiateMultipartUploadResult and ListBucketResult.  Not an XML

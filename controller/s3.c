@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The S3 client (s3.h): requests as libcurl easy handles run on the lws
  * loop by curl-loop.c, which owns the multi handle, the sockets and the

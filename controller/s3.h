@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The controller's S3 client (SPEC C-10): objects in any S3-compatible
  * bucket, SigV4-signed by libcurl, on the controller's one lws loop.

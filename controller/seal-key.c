@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Content key file, data keys and their wrapping (seal-key.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Keys of the object home store (rakazo-home(5)): the space's content
  * key, read from a key file the operator provides (or made on first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Sealed archives (seal.h, rakazo-home(5)): the segment format, after the
  * STREAM construction (Hoang, Reyhanitabar, Rogaway, Vizár 2015) as Tink's

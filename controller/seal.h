@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The sealed archive format of the object home store (rakazo-home(5)):
  * a home's checkpoint archive cut into 64 KiB segments, each sealed with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Request intake of rakazoctl serve (serve-req.h): the checks made on a
  * request's headers before it may take a request slot or have its body

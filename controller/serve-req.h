@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What rakazoctl serve decides from a request's headers alone, before the
  * request takes one of the server's slots or a byte of its body is read

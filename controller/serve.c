@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rakazoctl serve (doc/DESIGN.md C-1): the controller daemon, one thread, one
  * libwebsockets loop.  The loop serves HTTP (bound to loopback by

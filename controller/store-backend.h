@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The table a state-store backend fills in (store-sqlite.c, store-pg.c).
  * store.c owns the struct store and forwards every call here, so

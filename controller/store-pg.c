@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The PostgreSQL backend of the state store (doc/DESIGN.md C-2), for
  * controllers on several hosts sharing one database: "--store

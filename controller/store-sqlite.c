@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The SQLite backend of the state store (doc/DESIGN.md C-2): one file under
  * DATA_DIR, WAL so readers never block the writer, a busy handler so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The state store front (store.h): picks a backend from the store URL and
  * forwards each call to it: "sqlite:" (or a directory) and "postgres://".

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The controller's state store (doc/DESIGN.md C-2): computers, bots, leases,
  * runs, activity, maintenance operations and home revisions.  Callers see only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The controller's periodic jobs (sweep.h), which serve runs on timers
  * beside the API's requests and which change state the way the API

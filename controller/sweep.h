@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The controller's periodic jobs, run by serve on its timers with the
  * API's settings (api.h): each returns 0 or an ERR_* code.

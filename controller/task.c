@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tasks (task.h): ucontext coroutines scheduled by the lws loop.
  *

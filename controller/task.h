@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tasks: cooperative coroutines on the controller's one event loop.
  *

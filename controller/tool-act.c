@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * computer_act (G-9 ... G-12): an ordered batch of input actions on the
  * bot's desktop (guestd display.act).  Accepts "actions" (array) or one

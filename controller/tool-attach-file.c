@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * attach_file (C-15): put a file into the bot's attachments folder,
  * bots/<bot>/attachments/<name>, capped in size.  Recorded.

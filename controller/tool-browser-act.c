@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * browser_act (C-4, G-22): 1 to 24 steps (click, type, select, press,
  * scroll, focus) on refs of the bot's latest browser_snapshot, checked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * browser_navigate (C-4, G-21): open a URL in the bot's browser, starting
  * the browser (and the desktop under it) when it is not running, and

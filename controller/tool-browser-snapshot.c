@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * browser_snapshot (C-4, G-22): the text and interactive elements of the
  * bot's visible tab, each element with a fresh ref for browser_act.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * launch_app: start a program on the bot's desktop, detached (its own
  * session, output discarded) so the call returns at once.  Recorded.

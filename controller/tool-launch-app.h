@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * launch_app's helper shared with open_path: start a command line on the
  * bot's desktop, detached.

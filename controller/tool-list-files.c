@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * list_files: the entries of a workspace directory.  Read-only.  A
  * stopped computer is listed from its stored home (tool-stored.h, C-15).

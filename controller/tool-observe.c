@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * computer_observe (G-7): open the bot's desktop on first use (lazily,
  * G-1) and take a screenshot.  The image comes back base64 with its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * computer_observe's helper shared with the tools that need a desktop
  * before they act (act, launch_app, open_path, screen_url).

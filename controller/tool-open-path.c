@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * open_path: open a workspace file or URL on the bot's desktop with
  * xdg-open.  guestd gives a bot's commands DISPLAY and XAUTHORITY once it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * read_file: read (a range of) a workspace file.  Text comes back as
  * "content"; bytes that are not UTF-8 as "content_base64".  With

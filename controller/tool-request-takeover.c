@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * request_takeover (C-3): the bot asks a person for protected input
  * (a password, a captcha).  Its run becomes waiting_takeover, which is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * screen_url: a view or control capability for the bot's screen (G-15),
  * issued by guestd's capability.grant on the desktop opened on demand.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * screen_url's helper shared with terminal_url and the control API:
  * issue a screen capability on the bot's desktop.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * shell: run a bash command in the workspace as the workspace user
  * (guestd exec, G-26); the bot's directory is the default cwd.  Recorded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The file tools of a stopped computer (tool-stored.h, SPEC C-15).  The
  * client's path gets guestd's checks (home_browse_path) before the store

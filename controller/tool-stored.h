@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The file tools of a stopped computer (SPEC C-15): list_files and
  * read_file answered from the newest revision in the home store

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * terminal_url (G-18): a control capability whose /term/<token> path opens
  * interactive shells next to the bot's screen.

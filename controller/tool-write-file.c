@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * write_file: write a workspace file atomically (guestd file.write), from
  * "content" (text) or "content_base64".  Recorded with path and size.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The tool registry and the helpers every tool uses (tool.h).
  */

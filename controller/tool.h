@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The computer tools (doc/DESIGN.md C-4), one file per tool (tool-*.c), each
  * exporting a struct tool_entry: its name, a sentence, the JSON schema of

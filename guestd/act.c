@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * display.act (doc/DESIGN.md G-9 ... G-12): apply an ordered batch of actions
  * to a bot's desktop through xtest.c, on the loop.

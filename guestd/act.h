@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * display.act: ordered action batches on a bot's desktop (see act.c).
  */

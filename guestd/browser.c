@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The bots' browsers (doc/DESIGN.md G-21 ... G-23, G-25).
  *

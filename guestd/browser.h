@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One persistent browser per active bot (doc/DESIGN.md G-21 ... G-23, G-25).
  *

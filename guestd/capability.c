@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Screen capabilities: tokens, their Unix sockets, expiry and revocation.
  *

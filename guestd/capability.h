@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Screen capabilities (doc/DESIGN.md G-15): separately revocable, unguessable
  * tokens (192 bits, compared in constant time) that let a viewer see

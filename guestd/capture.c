@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Damage-driven capture of one X display (doc/DESIGN.md G-6).
  *

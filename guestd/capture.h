@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Damage-driven screen capture of one X display (doc/DESIGN.md G-6).  One Xlib
  * connection per display; a dup of its fd lives in the loop.  XDamage

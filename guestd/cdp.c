@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The DevTools client: HTTP/1.1 discovery requests and one WebSocket per
  * browser, both over loopback sockets adopted into guestd's loop.

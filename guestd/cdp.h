@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A Chrome DevTools Protocol client on guestd's one loop
  * (doc/DESIGN.md G-22, G-24).

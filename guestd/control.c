@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The control channel (doc/DESIGN.md G-31): one websocket at /control per
  * controller, authenticated with the per-computer bearer secret.

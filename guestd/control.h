@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The control channel (doc/DESIGN.md G-31): the /control websocket the
  * controller speaks to.  control.c authenticates, reassembles messages

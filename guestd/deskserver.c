@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The drop-in /v1/desktop control server (doc/DESIGN.md G-33).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The drop-in control server of today's images (doc/DESIGN.md G-33): a third
  * lws vhost in guestd's one context and loop, off unless --compat ADDR:PORT

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Desktops: one Xvfb per active bot (doc/DESIGN.md G-1 ... G-5).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Desktops (doc/DESIGN.md G-1 ... G-5): one lazily started Xvfb per active bot
  * on a recycled display slot :N, each with its own MIT-MAGIC-COOKIE-1 file and

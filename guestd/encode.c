@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Banded JPEG and PNG encoding of BGRX rows (encode.h): the bands run on
  * the worker pool, the joins on the caller.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Picture encoders over 32-bit BGRX rows (the capture framebuffer's
  * format), cut into horizontal bands that are encoded independently, so

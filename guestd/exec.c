@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Commands (doc/DESIGN.md G-26, X-1, X-4, X-5).  exec spawns "bash -c COMMAND"
  * as the workspace user (guestd already runs as that user) in a session of its

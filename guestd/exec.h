@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Commands (doc/DESIGN.md G-26): exec runs "bash -c" as the workspace user in
  * its own process group, cwd bots/<bot>/ by default, with env, timeout, output

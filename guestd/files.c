@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * File operations on the workspace (doc/DESIGN.md G-27).  Every op opens the
  * workspace root afresh (an import may have swapped the directory), checks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * File operations on the workspace (doc/DESIGN.md G-27): file.list, file.stat,
  * file.read (ranges, streamed as binary frames), file.write (atomic: temp

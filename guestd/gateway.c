@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The screen gateway: websockets to capabilities' Unix sockets.
  *

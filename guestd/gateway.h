@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The screen gateway (doc/DESIGN.md G-13, G-14, G-17, G-34, C-14): one HTTP
  * port (a second lws vhost in guestd's one context and loop) for every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Process-wide settings of guestd, filled once by main.c before the loop
  * starts and read-only afterwards.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * keymap: keysym to keycode and modifiers, spare keycodes lent to keysyms
  * off the keymap, restored when the keyboard is idle.  See keymap.h for

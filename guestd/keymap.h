@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * keymap: which keycode, with which Shift and NumLock, yields a keysym on
  * a display, and spare keycodes lent to keysyms the keymap lacks.  Shared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The one event loop of guestd, on top of libwebsockets' own service loop.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The one event loop of guestd: libwebsockets' own service loop.  Every
  * file descriptor (pipes of commands, tar pipes, the signalfd) is adopted

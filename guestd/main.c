@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * guestd: the one native daemon inside a computer image.
  *

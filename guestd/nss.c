@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One passwd/group pair per guestd for a uid without a passwd entry (see
  * nss.h).  The files live in a directory of ours under TMPDIR (the local

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Names for a uid without a passwd entry (G-19): the local provider's
  * uids from --local-uid-range, a container run as an arbitrary uid.

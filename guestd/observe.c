@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * observe (doc/DESIGN.md G-7): screenshots from the capture framebuffer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * observe (doc/DESIGN.md G-7): a screenshot of a bot's desktop from the capture
  * framebuffer, as PNG or JPEG, optionally cropped to a region and scaled

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The op table of the control channel, and hello and health, which belong
  * to no other module.  Adding an op is adding a line here and a handler in

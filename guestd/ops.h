@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The op table of the control channel and the small ops that belong to no
  * other module (hello, health).  The reference for every op, its args and

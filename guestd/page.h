@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Page tools over CDP (doc/DESIGN.md G-24, G-36): text and element refs instead
  * of pixels, for models without vision and for speed.

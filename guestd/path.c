@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Confined paths (doc/DESIGN.md G-27).  Every path a client names is
  * checked twice: lexically here (no absolute paths, no "..", no empty or

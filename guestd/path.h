@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Paths confined to the workspace (doc/DESIGN.md G-27).  A path from a client
  * is workspace-relative.  path_check() applies the lexical rules (no absolute

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The per-bot proxy relay (doc/DESIGN.md G-23): Chromium speaks plain HTTP
  * proxy to 127.0.0.1:<port>, we forward each request or CONNECT tunnel to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The per-bot proxy relay (doc/DESIGN.md G-23).  Chromium cannot carry proxy
  * credentials on its command line, so guestd listens on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The terminal: a PTY server per control capability, shells on the gateway.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The terminal (doc/DESIGN.md G-18 ... G-20, G-35, X-4): interactive shells in
  * the browser for whoever holds a display's control capability, on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The debug port (doc/DESIGN.md G-16): a VNC port per display on loopback, for
  * viewers that do not come through the gateway.

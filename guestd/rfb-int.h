@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the files of the rfb family share and nobody else sees: rfb.c
  * (screens, viewers, the send-room gate, the client message framer) and

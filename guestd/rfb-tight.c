@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The fast path for viewers that ask for Tight with JPEG (noVNC's
  * default): their large updates are answered here, JPEG rectangles

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * RFB per display with libvncserver, driven from guestd's one loop.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * RFB (VNC) for every open display (doc/DESIGN.md G-14, G-16), served by
  * libvncserver from the damage framebuffer capture.c keeps: one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vocab: turn an `act` batch in any of the three accepted vocabularies
  * (native, Anthropic `computer`, OpenAI computer use) into struct action.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vocab: the vocabularies of `act` (doc/DESIGN.md G-9..G-11), parsed from
  * JSON into one internal form before anything touches a display.  A batch

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Worker threads for CPU-bound jobs: they run on a small pool with a
  * bounded queue and their results come back to the loop.  The

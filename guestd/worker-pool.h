@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A small pool of worker threads for CPU-bound work (image encoding) with a
  * bounded queue.  fn runs on a worker and must not touch loop state; done

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Workspace export and import (doc/DESIGN.md G-28, X-3): the portable workspace
  * leaves and enters a computer as one tar stream.

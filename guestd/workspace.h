@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Workspace export and import (doc/DESIGN.md G-28) with libarchive.
  *

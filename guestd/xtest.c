@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xtest: XTest injection of a parsed batch, as a resumable executor.
  *

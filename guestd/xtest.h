@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xtest: apply a parsed action batch (vocab.h) to an X display with
  * XTest, in order (doc/DESIGN.md G-9, G-10).  The executor is a state machine

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Build the computer image (image/Dockerfile) from this source tree and
 # print its size.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The README's main job: set up, build, and run a local computer with a bot
 # desktop you can watch.
 #

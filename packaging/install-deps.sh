@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Install everything needed to build, run and test rakazo-computer on
 # Debian 12.  Idempotent: packages already present are left alone and apt is
 # not even called then, so the README's commands and .ci/run can all call it

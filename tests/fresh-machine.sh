@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The README's Quick start on a fresh Debian 12 machine, proven from a clean
 # state: a new Debian 12 root made with debootstrap, a clean `git clone` of
 # this repository's HEAD (committed work only) copied into it, and the two

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # Which Debian archive this host's apt uses (sourced by
 # tests/fresh-machine.sh and tests/lib-docker.sh, which both make a Debian

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers for the browser tests (sourced after tests/lib.sh): a real
 # Chromium on a real Xvfb, fixture pages served on loopback by
 # tests/fixtures/browser-fixture.py, JSON picked apart with jq.  Readiness

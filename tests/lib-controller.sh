@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Controller helpers for integration tests (sourced after lib.sh): a
 # private `rakazoctl serve` on an ephemeral loopback port with its own data
 # directory and API token, the local provider starting the real guestd.

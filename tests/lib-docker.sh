@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A Docker engine and the computer image for tests (sourced by tests, and
 # run as a command by .ci/run).  Nothing here pulls from a registry (none
 # is reachable from CI): the Debian base is made with debootstrap from the

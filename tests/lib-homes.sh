@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers of the home store tests (sourced after tests/lib-controller.sh):
 # what the store says of computer "team" and what its machine runs.
 

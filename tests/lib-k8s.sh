@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The Kubernetes API stand-in for a test (sourced after tests/lib.sh and
 # tests/lib-controller.sh): tests/fixtures/k8s-api.mjs on loopback over
 # HTTPS with a CA this test makes with openssl, a bearer token, and a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A remote peer for tests (sourced after lib.sh): a network namespace of
 # this test's own, joined to the host by a veth pair.  The host end gets
 # NETNS_HOST (x.y.z.1), the namespace end NETNS_PEERS (x.y.z.2 and up, as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A throwaway PostgreSQL cluster for a test (sourced after lib.sh): initdb
 # in a private directory, the server on an ephemeral loopback port (no
 # other interface, its socket in that directory), password authentication,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A real S3 implementation for a test (sourced after tests/lib.sh): npm
 # s3rver on loopback behind tests/fixtures/s3-front.mjs, which verifies
 # every request's SigV4 signature with the secret (s3rver alone does

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared helpers for integration tests (sourced).  Each test gets its own
 # temp dir, its own guestd on an ephemeral loopback port and its own secret;
 # everything is removed on exit, and logs are printed only when the test

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * RFB wire helpers shared by our raw RFB clients (tests/integration/
  * rfbprobe.c and bench/rfb-latency.c): big-endian fields and the client

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: rakazoctl serve's HTTP/JSON API (api_handle) on
  * untrusted requests, with the fake provider and a real SQLite state

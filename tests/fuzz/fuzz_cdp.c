@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the DevTools client's parsers (guestd/cdp.c): the
  * WebSocket frame parser and the HTTP response head parser get arbitrary

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: proto_frame_parse and the cursor getters on arbitrary
  * bytes.  An accepted frame must satisfy every rule of the protocol, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: jsonx_parse and the getters on arbitrary bytes, as a
  * control-channel request would reach them.  Checks that error sentences

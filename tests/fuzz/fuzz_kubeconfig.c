@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: kubeconfig_parse (controller/kubeconfig.c) on
  * arbitrary YAML.  Invariants: no crash, leak or unbounded work (the

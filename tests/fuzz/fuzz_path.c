@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for guestd/path.c.  Arbitrary bytes go through
  * path_check(); those without NUL are also opened with path_open() below a

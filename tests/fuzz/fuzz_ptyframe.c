@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for pty_frame_next(), the framer of what terminal
  * clients send (G-35).  Invariants: it consumes at least one byte and no

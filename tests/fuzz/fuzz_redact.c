@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: redact_text on arbitrary text with a large and a small
  * destination (ASan catches any write past dstlen), plus redact_dup.  The

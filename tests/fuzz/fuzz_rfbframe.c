@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for rfb_frame_next(), the framer of what viewers send
  * the gateway.  Invariants: every length it hands out is within the bytes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the sealed archive opener (controller/seal.c) on
  * arbitrary bytes.  The first input byte picks how the rest is fed (in

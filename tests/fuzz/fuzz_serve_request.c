@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: rakazoctl serve's request intake (serve-req.c), what
  * is decided from a request's headers before it takes a slot or has its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: arbitrary bytes as a workspace import.  The input goes
  * through the same validation and extraction as workspace.import

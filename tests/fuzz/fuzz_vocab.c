@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: vocab_parse_args on arbitrary JSON, as an `act`
  * request would bring it.  Checks the parser's promises: on success every

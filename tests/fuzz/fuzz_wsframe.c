@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the WebSocket framing of our clients
  * (common/wsframe.c): the frame header parser and the handshake response

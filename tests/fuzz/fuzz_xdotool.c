@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: deskserver_xdotool_parse on an argv made of the input's
  * NUL-separated pieces, as a /v1/desktop step would bring it.  Checks the

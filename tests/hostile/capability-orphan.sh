@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A control capability dies with its lease even when no controller is left
 # to revoke it (issue 12, item 8).  guestd grants a control lease's screen
 # and terminal capability with the lease's ttl and ends it on its own

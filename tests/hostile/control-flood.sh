@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # One control connection cannot exhaust guestd: a client pipelines
 # thousands of file.read requests and never reads a reply.  guestd stops
 # reading that connection once its replies back up, so its fds and memory

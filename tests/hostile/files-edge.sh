@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The smaller faults of files, import and the control channel:
 #  - a put killed (SIGKILL) mid-body leaves a temp file: export never
 #    carries a temp file, and the next start removes it;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # serve's secrets never reach a local computer (issue 26, item 1).  serve
 # runs with the object store's keys, the database's password, an API
 # token and a variable of no known name in its environment; a computer is

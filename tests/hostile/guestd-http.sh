@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # guestd's two HTTP servers, the screen gateway and the compat desktop
 # server, against the holes rakazoctl serve had (serve-smuggle.sh,
 # serve-flood.sh): a request with both Content-Length and

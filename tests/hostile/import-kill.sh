@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # An import killed (SIGKILL) at any step of its swap ends, once guestd
 # starts again, as exactly the old or exactly the new workspace, with no
 # .rakazo-* leftovers inside it and no staging directory beside it, and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # One local computer cannot see another's processes (issue 26, item 4).
 # As root each computer has a uid of its own and its guestd a mount
 # namespace with a /proc mounted hidepid=invisible: from A's shell, B's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Secrets without a secret-looking name (issue 12, item 9): shell tool
 # calls through a real `rakazoctl serve` and guestd whose command lines
 # carry a password option (mysql -pX, sshpass -p X, curl -u user:X,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The proxy relay adds the bot's proxy credentials to whatever reaches it,
 # and its port is predictable (derived from the profile path), so it must
 # serve the bot's own browser and nothing else: a client of another uid,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # An operator's restore whose guestd is killed (SIGKILL) at each step of
 # the import's swap: the answer, the recorded revisions and the workspace
 # agree.  A kill before the swap's point of no return leaves the old

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A flood of connections without a token does not lock out authenticated
 # clients (rakazoctl(1), "Limits").  Connections that never finish their
 # headers (half-sent, no token) are shed, oldest first, when a newcomer

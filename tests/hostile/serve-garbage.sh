@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Garbage before authentication: raw TCP peers that close early or send
 # what is not a complete, well-formed HTTP request (an empty connection, a
 # header cut short, a header never finished, escapes that decode to NUL or

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Slot exhaustion: 100 unauthenticated POSTs that announce a large body and
 # trickle it, then 66 authenticated ones (serve has 64 request slots).
 # The unauthenticated ones are answered 401 at header time and take no

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Request smuggling and upgrades at rakazoctl serve (RFC 9112 6.3).  A
 # request with both Content-Length and Transfer-Encoding is answered 400
 # and the connection closes, so a second request hidden in its body never

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # When local computers cannot have users of their own (serve is not root,
 # or --local-uid-range off), they all run as one user and could read and
 # change each other's files: serve says so in /internal/health

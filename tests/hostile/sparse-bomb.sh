@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A small tar that declares huge sparse files (300 entries of 64 MiB, a
 # few bytes of data each: 18.75 GiB in well under a megabyte) is refused
 # by the default home size cap (16G) with TAR_TOO_LARGE, from the declared

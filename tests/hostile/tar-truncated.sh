@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A tar without its end-of-archive marker is not a whole archive: cut at
 # an entry boundary (before the zero blocks, or after any entry) or in the
 # middle of an entry, workspace.import refuses it with TAR_TRUNCATED and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Two computers of one controller are two tenants.  As root, serve gives
 # each local computer a uid and gid of its own (--local-uid-range), so from
 # A's shell tool B's workspace can be neither read nor written, B's runtime

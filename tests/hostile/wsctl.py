@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A bare websocket client of guestd's /control for the hostile tests: it
 # sends exactly what a test says (pipelined requests it never reads,
 # frames on the wrong channel) over one TCP socket, with no manners.

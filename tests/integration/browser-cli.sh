@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The CLI verbs of the browser and page tools: browser BOT [URL],
 # page-snapshot BOT, page-act BOT JSON, page-navigate BOT URL.
 . "$top_srcdir/tests/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A killed browser is noticed (event browser.exited, state off) and the
 # next browser.open restores its session (G-21).
 . "$top_srcdir/tests/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Page tools on a real Chromium (G-24, G-36): snapshot lists the fixture's
 # elements with masked passwords and bounded text; act types, selects and
 # clicks and the fixture server sees the submission; a ref from before a

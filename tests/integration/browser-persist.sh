@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Persistent per-bot browsers (G-21, G-25): two bots browse in parallel
 # with independent cookies; a bot's login cookie survives browser.close,
 # a guestd restart and a slot change; the profile survives the release of

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The proxy relay (G-23): Chromium goes through 127.0.0.1:<derived port>,
 # the relay adds Proxy-Authorization for the upstream proxy (a fixture
 # that checks it), CONNECT too; loopback stays direct; the credentials

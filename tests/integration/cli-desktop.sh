@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The desktop verbs of `rakazoctl guest` on a real Xvfb: open (and open
 # again), displays, screenshot as PNG and JPEG (magic bytes and the size in
 # the file itself), region and downscale, --since with nothing changed

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The drop-in POST /v1/desktop server (G-33) on a real Xvfb: every xdotool
 # argv form reaches an X client as the right events in order; the
 # observation carries a valid PNG and its fields (and is there unless

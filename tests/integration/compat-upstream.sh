@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # POST /v1/desktop replays the requests of upstream's supervisor byte for
 # byte (tests/fixtures/upstream-desktop/*.json; only the display number
 # is put in): env DISPLAY=:N prefixes, xdotool forms, the clipboard paste

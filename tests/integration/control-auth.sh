@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The control channel admits only GET /control with the right bearer secret
 # and our subprotocol, binds only the address it was given, requires hello
 # first, and never writes the secret anywhere.

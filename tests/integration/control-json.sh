@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Malformed, hostile and oversized messages get a clear error with a stable
 # code, and the connection and guestd live on.
 . "$top_srcdir/tests/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Activity long poll (G-30): GET .../activity?after=N&wait_ms=W with nothing
 # newer waits, and a recorded event answers the waiting request at once
 # (the server wakes from the insert; the test waits for the server's own

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # rakazoctl serve with the local provider and a real guestd: start-up
 # refuses to run without a token, health answers, a computer starts on the
 # first tool call, the CLI's shell/put/get work, mutating calls leave

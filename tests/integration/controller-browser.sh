@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The browser tools of the controller (C-4): browser_navigate starts the
 # bot's Chromium on its desktop and loads a page, browser_snapshot reads it
 # (no lease, no event), browser_act types and clicks on its refs (recorded

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Capabilities granted with a control lease live in the state store (C-2),
 # so they die with the lease whoever runs the controller then: released
 # after a restart of rakazoctl serve, revoked when the lease expires (by

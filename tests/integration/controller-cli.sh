@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The operator's verbs on a real desktop (local provider, real guestd and
 # Xvfb): open prints a viewer URL on the computer's gateway, screenshot
 # writes a PNG strict decoders take, or a JPEG when the name says so, act

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Bad requests to the controller's API: bad JSON, unknown tool, missing or
 # malformed fields, oversized bodies, a wrong token.  Each is answered 4xx
 # with a stable code, and nothing changes: no computer starts, no event.

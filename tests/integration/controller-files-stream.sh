@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Streaming file transfer through the controller (PUT and GET
 # /v1/computers/{id}/files, rakazoctl put/get), local provider, real
 # guestd: a 50 MiB file goes up and comes back intact while serve's peak

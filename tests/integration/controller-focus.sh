@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Keys go to the window clicked into, through the tools API (issue 26
 # item 13): computer_act with a click into the second of two windows
 # under twm and text at once sent the text to the first (3 times in 3).

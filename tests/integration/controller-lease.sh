@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Fenced leases through the real server, local provider, real guestd:
 # two drivers race for one bot and exactly one wins while another bot
 # works in parallel; a lease expires without heartbeat and the next grant

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # rakazoctl serve is one thread and one loop (C-1): a command that waits
 # on one bot does not hold up another bot of the same computer, the process
 # keeps a single thread while it waits, and two serve processes on one

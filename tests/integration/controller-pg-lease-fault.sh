@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The lease of a single tool call when PostgreSQL goes away as the call
 # ends (C-2, C-3).  A shell call without a lease holds the bot's implicit
 # execution lease while its command waits on a FIFO in the workspace; the

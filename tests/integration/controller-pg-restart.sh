@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # PostgreSQL restarted under load (C-2): two `rakazoctl serve` processes
 # on one database, a driver per process acquiring and releasing one bot's
 # lease as fast as it can.  The server is killed (immediate stop: every

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Two `rakazoctl serve` processes on one PostgreSQL database (C-2), local
 # provider, real guestd: twelve drivers spread over both race for one bot
 # and exactly one wins; a computer asked to start by both at once starts

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # As root, each local computer's guestd runs as a uid of its own.  A build
 # tree in a private home (a checkout in /root, mode 0700) is out of that
 # uid's reach by path: the computer must start all the same (the controller

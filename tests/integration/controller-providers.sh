@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # SANDBOX_PROVIDER selects the provider: none answers clearly that
 # computers are disabled; fake serves the tools in-process (observe gives
 # an image, then the "still valid" marker until an act changes the frame).

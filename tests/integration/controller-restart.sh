@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Restart of rakazoctl serve while a computer runs: state is reloaded from
 # SQLite, the same guestd is reconnected (not restarted) and nothing is
 # lost; a guestd that died while the controller was down is reconciled

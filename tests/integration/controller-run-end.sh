@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # G-4 through the real server and guestd: a bot run (its execution lease)
 # that ends well loses its control capability but keeps the bot's screen
 # and open views for the next run; a failed or cancelled run tears the

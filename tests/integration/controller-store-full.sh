@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The SQLite state store on a full disk (C-2, C-3): the database lives on
 # a small tmpfs made by the test (root only; skipped otherwise).  A shell
 # call without a lease holds the bot's implicit lease while its command

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # packaging/demo.sh as a person meets it (issue 11 item 6), with the
 # binaries of this build: its screenshot shows the windows it opened (it
 # waits for them to map), and Ctrl-C, a SIGINT to its whole process group

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # packaging/demo.sh with RAKAZO_DEMO_PROVIDER=docker (issue 15: serve with
 # SANDBOX_PROVIDER=docker runs the README's demo with computers as
 # containers), with this build's rakazoctl and the computer image built

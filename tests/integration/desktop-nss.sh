@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # G-19 on the desktop (issue 33): a local computer's uid from
 # --local-uid-range has no passwd entry, yet every process guestd starts
 # for it names the workspace user and finds its home through guestd's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # display.act through the control channel on a real Xvfb (G-9 ... G-12,
 # G-32): the three action vocabularies reach an X client as the right
 # events in order, text off the keymap included; scaled coordinates map

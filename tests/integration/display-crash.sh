@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A crashed Xvfb (G-1) is noticed through the loop (SIGCHLD), reported as
 # a display.exited event, dropped from the list, and the next open starts
 # a fresh one that works.

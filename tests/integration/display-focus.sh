@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Keys go to the window a batch clicked into (issue 26 item 13): with a
 # real window manager (twm: the focus follows the pointer, moved by twm
 # when it sees the pointer enter) and two windows, a batch that clicks

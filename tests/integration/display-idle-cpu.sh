@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # An idle desktop costs ~0 CPU (G-6): no polling timer anywhere.  With
 # three desktops open (one with a client on it) guestd's CPU time over 5
 # idle seconds stays within a few clock ticks.  The sleep here is the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # SANDBOX_TEAM_SCREEN_LIMIT (G-3): at the limit the oldest idle,
 # uncontrolled desktop is torn down to make room (and an event says so);
 # when none is idle the open fails with MULTI_SCREEN_UNAVAILABLE while

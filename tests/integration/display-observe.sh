@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # observe (G-6, G-7) on a real Xvfb: our X client paints known quadrants
 # and the screenshot shows them (PNG exactly, JPEG within a tolerance);
 # region and downscale; the unchanged answer carries no bytes; a change

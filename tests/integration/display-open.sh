@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # display.open / close / list (G-1, G-2, G-4, G-32): lazy start answered
 # once the X server is ready, the same display for an active bot, two bots
 # on two independent displays, slots recycled after close, the list's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The repeat guard (G-12) counts a batch that changed the screen while it
 # ran as a change (issue 26 item 15): an identical click whose window
 # repaints before the batch's reply (here, within its wait) was refused the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * display-shot: the desktop tests' client of guestd's control channel.
  * It sends one request, keeps the channel 0 bytes (a screenshot), checks

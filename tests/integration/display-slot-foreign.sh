@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Slot picking (G-1) next to other X servers: an X socket without a lock
 # file that still answers (a server run without locks) keeps its slot; a
 # stale one (refusing connections) is reused when guestd's user may replace

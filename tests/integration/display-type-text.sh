@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Typing any text (issue: text off the keymap arrived as NoSymbol in
 # clients that had typed before, i.e. had cached the keymap): through
 # display.act, in each vocabulary, 2000 mixed characters at full speed

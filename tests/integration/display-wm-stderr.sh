@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A window manager that exits early says why in guestd's log (issue 11 item
 # 1): guestd reads its stderr through a pipe on its loop and, when it exits
 # while its desktop is open, logs display.wm_exited at warning level with

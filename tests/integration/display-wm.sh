@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A window manager on every desktop when one is installed (issue 3 item 1):
 # after display.open one runs as guestd's child with DISPLAY and XAUTHORITY
 # naming that display, it manages windows (a client's window gets

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Anthropic's zoom through display.act returns the region of the screen as
 # its image: a PNG of exactly the region's size at full resolution, whose
 # pixels are the screen's there (xpattern's four known quadrants meet in

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The docker provider against a real Docker engine (SPEC P-2, issue 15 item
 # 4): `rakazoctl serve --provider docker` runs computers as containers of
 # the computer image, built on the debootstrap base (tests/lib-docker.sh).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # exec (G-26, X-1, X-4): output and exit codes, stderr kept apart, the
 # caller's env over a clean one (nothing of guestd's own leaks), the default
 # cwd bots/<bot>/ with bots/<bot>/ and shared/ made on the way, confined

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Output floods (G-26): guestd's memory stays bounded.  Without streaming
 # only output_limit bytes are kept and the rest is read and dropped; with
 # streaming a reader that stops reading pauses the command instead of

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # exec timeouts and cancels (G-26): the whole process group dies, also
 # members that ignore SIGTERM and background jobs; the CLI reports 124 on a
 # timeout and 130 on ^C after cancelling.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Confinement of file.* paths (G-27, X-6): "..", absolute paths, symlinks
 # that lead out (as a directory component and as the final component, for
 # read, write, list, mkdir and remove), NUL bytes and over-long names each

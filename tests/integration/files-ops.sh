@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # file.* ops (G-27) end to end through rakazoctl: a binary round trip of a
 # few MiB (streamed under backpressure), byte ranges, stat, ls, mkdir -p,
 # rm -r, atomic writes (a new inode, no temp files left, even after a

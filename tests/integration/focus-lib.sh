@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # Two xinput-recorder windows under a window manager, for the tests of
 # keys after a click (display-focus.sh, controller-focus.sh; sourced).

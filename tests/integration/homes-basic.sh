@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # C-8, C-9, C-11, C-5 through the real server and guestd: a run's end
 # (deferred while another bot's run is live), a stop and an idle suspend
 # each leave a new home revision; the machine deleted by hand, the next

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # C-15 through the real tools API (real serve, local provider, real
 # guestd): a stopped computer's files are listed, read and previewed from
 # its newest stored revision without starting it (no guestd process, no

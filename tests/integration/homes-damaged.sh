@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # C-8, C-9, C-15 with a damaged archive (a flipped byte on the disk, the
 # file's size kept): a checkpoint with nothing changed links the newest
 # archive only when its sha256 still matches its row, else it exports,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # C-9 under a fault, with the local provider and real guestd: DATA_DIR is
 # a small tmpfs made by the test (root only; skipped otherwise) and is
 # filled until a checkpoint cannot fit.  The checkpoint fails with

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # C-9 under faults, with the local provider and real guestd: guestd
 # killed (-9) mid-checkpoint leaves the previous revision current and
 # whole, and the next checkpoint succeeds; rakazoctl serve killed (-9)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A home's checkpoint and restore through the real server and guestd keep
 # what export used to drop or inflate: a path over 4095 bytes and one 300
 # directories deep come back (a checkpoint left them out and the restore

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # C-10's failures say what failed, with the stable codes rakazo-home(5)
 # names (real serve and guestd, s3rver behind the SigV4 front): a
 # checkpoint while the bucket cannot be reached fails with the object

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # C-10 through the real server, guestd and a real S3 implementation
 # (s3rver behind the SigV4-verifying front, on loopback).  With
 # OBJECT_STORAGE_BUCKET set: a checkpoint is a sealed object

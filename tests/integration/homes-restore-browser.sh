@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # C-8, C-11 under a fault, with the local provider, real guestd and real
 # Chromium: a bot logs in on a loopback page (a cookie), the computer is
 # checkpointed, then its machine dies (guestd killed -9) and its

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # C-8, C-9: a checkpoint when nothing changed moves no bytes: guestd says
 # the tree still has the newest revision's fingerprint and the new
 # revision is the same archive again (a hard link) with its own row.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The computer image (SPEC P-4, issue 15 item 3) really builds and runs:
 # image/Dockerfile built on a debootstrap base (tests/lib-docker.sh; cached
 # between runs), one container run the way a provider will (the secret a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The kubernetes provider (SPEC P-2, P-3) against the API stand-in: a
 # computer's pod is named by the computer alone, so a second controller
 # that starts the same computer while the first one's pod runs gets the

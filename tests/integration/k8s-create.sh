@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The kubernetes provider (SPEC P-2) against the API stand-in
 # (tests/lib-k8s.sh; no real cluster): a tool call makes the computer's
 # pod, whose spec passed the official schemas, waits for it to be Ready

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The kubernetes provider (SPEC P-2, C-8) against the API stand-in: a
 # computer whose pod is evicted (node pressure: the pod stays, Failed,
 # reason Evicted) or deleted behind the controller's back is gone

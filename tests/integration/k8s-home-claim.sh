@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The kubernetes provider (SPEC P-2) against the API stand-in, with
 # KUBERNETES_SANDBOX_HOME_CLAIM: each computer's home is a subPath of its
 # own (its id) on the one PersistentVolumeClaim, and every pod of the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The operator files in packaging/kubernetes/ (SPEC P-3): every object in
 # them validates against the official Kubernetes schemas (npm
 # kubernetes-models, as the API stand-in uses), and they keep their

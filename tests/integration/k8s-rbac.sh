@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The kubernetes provider (SPEC P-2, C-13) against the API stand-in:
 # - RBAC: a service account that may not create pods gets the API's 403
 #   as KUBERNETES_FORBIDDEN, quoting the API (who may not do what, where);

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The kubernetes provider (SPEC P-2) against the API stand-in: a pod that
 # never becomes Ready fails the call with KUBERNETES_POD_NOT_READY after
 # KUBERNETES_SANDBOX_READY_TIMEOUT_MS, naming the pod and its phase, and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The kubernetes provider (SPEC P-2) against the API stand-in: readiness
 # comes through a watch, and when the server ends the watch before the
 # pod is Ready the provider resumes it from the last resourceVersion it

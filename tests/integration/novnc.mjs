@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The browser half of screen-novnc.sh: stock noVNC (Debian's package,
 // served by the gateway from --novnc) in a real headless Chromium, driven by
 // playwright-core.  It opens the gateway's /embed.html inside an iframe of a

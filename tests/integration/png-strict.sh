@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Every kind of PNG guestd writes passes strict decoders (issue 26 item
 # 12): the full screenshot (bands), a scaled one, a region, a zoom out of
 # display.act and the /v1/desktop observation, each decoded through

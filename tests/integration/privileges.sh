@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # guestd never runs as root.  As root it needs --user and becomes that
 # user for good; everything it starts runs as that user.
 . "$top_srcdir/tests/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A stalled debug-port viewer never blocks guestd (G-16 with the gate of
 # rfb.c): a raw TCP client on the debug port asks for fifty full 1280x800
 # frames of Raw (4 MB each) and then stops reading while the screen keeps

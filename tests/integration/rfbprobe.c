@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rfbprobe: a small RFB client over a websocket, for the screen gateway
  * tests.  It speaks RFB 3.8 with security None, asks for 32-bit pixels

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The object store client (controller/s3.c) through `rakazoctl s3`
 # against a real S3 implementation (s3rver) behind a front that verifies
 # every SigV4 signature: put/get/head/list/delete, a streamed PUT, a

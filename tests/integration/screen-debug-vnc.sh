@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Debug VNC (G-16): --debug-vnc 127.0.0.1 serves each display's RFB on
 # 127.0.0.1:BASE+slot to a native libvncclient viewer, bound to loopback
 # only; a non-loopback address is refused at start-up.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A deep TMPDIR (a local computer's lies inside the controller's data
 # directory) still leaves room for the screen's capability sockets, whose
 # names once were 43-byte tokens and overflowed sun_path's 108 bytes; a

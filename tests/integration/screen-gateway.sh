@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The screen gateway (G-13 ... G-17, G-34, C-14) with a real Xvfb and our
 # RFB-over-websocket client: the test pattern arrives through
 # /screen/<token>, /?token= and /websockify?token=; every upgrade carries

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Idle with viewers costs ~0 CPU (issue 4 item 10's target: under 0.1% of
 # a core): three desktops, a websocket viewer and a debug-port listener,
 # an update request pending, and over 5 idle seconds guestd uses at most a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Policies (G-15): a view viewer's pointer and keys never reach the X
 # client; a control viewer's do (XTest on guestd's own connection).  A
 # control capability marks the display controlled while it lives.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Viewer keys (issue 26 item 14), from a real RFB client (rfbprobe through
 # the gateway) to a real X client (xinput-recorder): Shift+Tab arrives as
 # ISO_Left_Tab with Shift, as TigerVNC's own server gives it (the viewer's

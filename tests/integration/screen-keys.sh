@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Every key a viewer sends (issue: keysyms off the keymap were dropped,
 # shifted ones arrived unshifted, keypad digits as KP_Insert): raw RFB
 # KeyEvents for H ! ? ~ é 中 KP_0 KP_5, with no Shift sent, reach a real

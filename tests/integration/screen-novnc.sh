@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The embed page (G-17) and the gateway (G-13 ... G-15, G-34) with real
 # clients: stock noVNC from Debian's `novnc` package, served by guestd's
 # gateway (its default --novnc directory), in a real headless Chromium driven

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Teardown (G-5, G-15): closing a display disconnects its viewers first;
 # a slot recycled for another bot never accepts the old bot's token.
 . "$top_srcdir/tests/lib.sh"

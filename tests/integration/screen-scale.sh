@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Many viewers share one capture (issue 4 item 8): thirty viewers on one
 # display all see the pattern and then a change; ten displays at once each
 # serve their own picture to their own viewer.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Bounded memory (issue 4 item 8): a viewer that asks for two hundred full
 # 1280x800 frames of noise (4 MB each in Raw) and then stops reading costs
 # guestd a bounded amount of memory, and another viewer is served

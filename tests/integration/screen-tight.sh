@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Screens at the limit (issue 18): a native libvncclient viewer asking
 # Tight with JPEG and CopyRect, on the debug port (the same rfb.c gate and
 # fast path as the gateway's viewers).

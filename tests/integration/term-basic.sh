@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The terminal (G-18, G-19, G-35) through our own websocket client: a
 # control capability opens a shell as the workspace user in bots/alice/
 # with TERM=xterm-256color; commands and output, resize seen by stty size,

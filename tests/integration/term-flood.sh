@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # G-20 flow control: shells flooding clients that stop reading (`yes`, and
 # `cat` of a 1 GiB file) keep guestd's memory bounded, while a client that
 # reads gets a 256 MiB `cat` through at full speed next to them, and the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # G-35 framing under hostile input: an unknown kind, a length over 1 MiB,
 # a resize frame of the wrong size, an out-of-range resize and a text
 # message each close that connection with a close reason, and only that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared set-up of the terminal tests (sourced after tests/lib.sh): a
 # guestd with its gateway and the terminal page, an Xvfb display for bot
 # alice (capabilities need one), and helpers.

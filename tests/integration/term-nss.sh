@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # G-19: when guestd's uid has no passwd entry (Docker on macOS hosts), the
 # terminal's shell still has a name: nss_wrapper is preloaded with passwd
 # and group files of guestd's own, so whoami, id -un and the prompt say

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The browser half of term-page.sh: guestd's terminal page (/term.html,
 // xterm.js from /xterm/ on the same port) in a real headless Chromium,
 // driven by playwright-core.  A person's keystrokes reach the shell and its

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The terminal page (G-18, issue 7/8) in a real headless Chromium: see
 # term-page.mjs for what a person using it must see.
 . "$top_srcdir/tests/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # G-20: revoking the control capability, its expiry and the display's
 # teardown each stop the PTY server: every terminal closes with a reason,
 # every shell's session dies (jobs in groups of their own too, and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * termprobe: a scriptable terminal client for the integration tests and
  * the terminal bench.  It speaks websocket itself (a plain socket, RFC

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vncshot: a native VNC client (libvncclient) for the debug port test.
  * It connects straight to HOST:PORT over TCP, takes one full framebuffer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vnctight: a native VNC client (libvncclient) asking Tight with JPEG
  * (quality 6, noVNC's default) and CopyRect, and a painter on the same

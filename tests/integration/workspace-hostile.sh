@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # workspace import of hostile archives (G-28, X-6): entries that climb out,
 # absolute names, links, devices, FIFOs, a size bomb, too many entries, a
 # truncated stream and junk are each refused with their own code; the

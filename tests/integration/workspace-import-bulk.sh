@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # workspace.import at volume (G-28, C-8): the tar's bytes pass from the
 # control channel to the extracting thread through a bounded queue, and
 # small files are finished (data, mode, times, close) on a second thread

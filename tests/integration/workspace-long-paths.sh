@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Long and deep paths in a checkpoint (G-28): a file whose path is over
 # 4095 bytes (PATH_MAX) and one 300 directories deep are exported (GNU tar
 # lists both) and restored, not silently left out.  Past what a checkpoint

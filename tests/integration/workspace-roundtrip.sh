@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # workspace export and import (G-28, X-3): a mixed tree goes out as one tar
 # of directories and regular files (symlinks, FIFOs and the browser
 # profiles' cache/lock files left out, same-named project files kept) and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Sparse files both ways, and the home size cap on export (G-28):
 #  - a 2 GiB file that is one hole exports as a sparse entry (a tiny
 #    archive, not 2 GiB of zeros) and restores as a hole (few blocks);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsprobe: a scriptable raw websocket client for the integration tests.
  * It speaks to guestd's /control without any of rakazoctl's manners, so a

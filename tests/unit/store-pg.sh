@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The store and lease unit tests (test_store, test_lease) again, against a
 # real PostgreSQL 15 cluster of this test's own (tests/lib-postgres.sh):
 # the same assertions must hold on both backends.  Skipped (77) when the

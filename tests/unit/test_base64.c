@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base64: the test vectors of RFC 4648 section 10 in both forms, the two
  * characters where the alphabets differ, and the lengths BASE64_SIZE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * buf and cursor: the hard cap holds (including around SIZE_MAX), getters
  * never move when short or on a mismatch, big-endian values come out

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the pure parts of the browser modules: the WebSocket
  * frame parser and HTTP head parser of guestd/cdp.c (bounds, lengths in

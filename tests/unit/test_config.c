@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * config: flags in both spellings, environment fallback and precedence,
  * typed values with bounds, sizes, host:port, and error sentences that

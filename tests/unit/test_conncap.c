@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * conncap: a newcomer past a bound sheds the oldest untrusted connection
  * (of its own address when the per-peer cap is the bound), never a

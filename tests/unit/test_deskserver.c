@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of guestd/deskserver.c's translators: xdotool argv forms (options,
  * chaining, the wheel buttons, keydown/keyup roles, clamped sleeps) become

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the pieces of the desktop modules that need no X server:
  * damage box arithmetic (capture.c), the area-average downscale and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * err: every code has a distinct stable NAME and a sentence, unknown codes
  * read as INTERNAL, and errno values map to the codes clients expect.

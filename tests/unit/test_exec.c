@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of guestd/exec.c's pure parts: the UTF-8 repair that makes
  * command output valid JSON strings, environment names, and the argument

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * home-browse: a stored revision read in place.  guestd's path rules on a
  * client's path; listings of explicit and implied directories, cut at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * http-head: the status line is exactly "HTTP/1.x NNN" with NNN in
  * 100..599, a Content-Length value is digits or the head is refused, the

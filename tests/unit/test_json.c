@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * json: untrusted JSON is capped, duplicates and NUL refused, errors give
  * a position but never the input, getters check type and bounds.

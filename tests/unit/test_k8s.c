@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * k8s: Kubernetes Status bodies and HTTP statuses as stable codes, each
  * sentence naming what was tried and quoting the API's reason and

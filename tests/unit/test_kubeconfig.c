@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kubeconfig: the current context's cluster, user and namespace picked
  * out of a kubeconfig with several of each; inline (-data) and file

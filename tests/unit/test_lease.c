@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lease: fenced execution and control leases over a real SQLite file, or a
  * real PostgreSQL database (RAKAZO_TEST_STORE_URL; tests/unit/store-pg.sh).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * log: lines have the documented shape, the level filter holds, secrets
  * are masked on the way out, one event is one line, and log_quote quotes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nss: the passwd/group pair for a uid without a passwd entry holds the
  * system's entries and ours (ours replacing a system entry of the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of guestd/path.c: the lexical rules, and confined opens below
  * a real temp root full of hostile symlinks.  The open tests run twice:

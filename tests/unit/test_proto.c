@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * proto: frame headers round-trip and the parser refuses every frame the
  * protocol does not define.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pty: the G-35 input framer.  Stdin bytes come out as slices of what was
  * given, whatever the split; resize gives cols and rows; unknown kinds,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * redact: each secret shape of redact.h is masked, ordinary text passes
  * unchanged, output is bounded for every dstlen, and time stays linear.

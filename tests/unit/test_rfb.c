@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rfb: the client-message framer hands out whole messages only, in the
  * handshake phases and after, never a length beyond the bytes it was

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * seal, seal-key: the sealed archive format of rakazo-home(5).
  *

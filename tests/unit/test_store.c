@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * store + its backend, run, activity: a real SQLite file in a temp dir, or
  * a real PostgreSQL database (RAKAZO_TEST_STORE_URL; tests/unit/store-pg.sh).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tasks (controller/task.c) on a real lws loop: scheduling order, timers,
  * conditions, mutexes, waits on descriptors (readable, writable) and

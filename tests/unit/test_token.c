@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * token: fresh tokens are base64url of the right length and differ,
  * comparison is exact, and secret files are read with the documented

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One vhost, several protocols (serve's inner loop): lws 4.1 calls the
  * vhost's protocols[0] (gclient_protocol) with LWS_CALLBACK_WSI_DESTROY

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of guestd/vocab.c: the native vocabulary, literal Anthropic
  * and OpenAI action objects (from the vendors' schemas and examples),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of guestd/workspace.c: the entry checks and export skip list
  * as tables, and the blocking halves of export and import (tar built with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of common/wsframe.c: frame headers in every length encoding
  * and their bounds, the control-frame rules, masking against the RFC

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tests of guestd/xtest.c against a real Xvfb and the xinput-recorder
  * fixture: every action kind must arrive as the right X events in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * An lws loop for unit tests of tasks (controller/task.c): a context that
  * listens nowhere, one vhost with the given protocols, tasks bound to it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Which state store a store or lease unit test runs against: a SQLite
  * file in the test's temporary directory, or, when RAKAZO_TEST_STORE_URL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A private temporary directory per unit test (store, lease, token): made
  * under $TMPDIR (or /tmp) in setup, removed with everything in it in
