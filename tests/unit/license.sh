@@ -4,8 +4,8 @@
 # top, LICENSE holds the MIT text, and the Debian copyright files say it,
 # with guestd's own saying that the binary, which links libvncserver
 # (GPL-2.0-or-later), is distributed under the GPL's terms.  The file list
-# is git's: a release tarball (make distcheck) has no .git, and the test
-# skips there (77).
+# is git's: a release tarball (make distcheck) is no checkout, and the
+# test skips there (77) once the files it has are checked.
 set -u
 : "${top_srcdir:?run through make check}"
 cd "$top_srcdir" || exit 1
@@ -22,7 +22,10 @@ grep -q '^License: GPL-2+$' packaging/debian/guestd.copyright ||
 grep -q 'libvncserver' packaging/debian/guestd.copyright ||
     bad "guestd.copyright does not say guestd links libvncserver"
 
-if ! command -v git >/dev/null 2>&1 || ! git rev-parse --git-dir >/dev/null 2>&1; then
+# The tree must be a checkout's top, not a tarball unpacked inside one
+# (make distcheck's, under a git-ignored build directory).
+top=$(git rev-parse --show-toplevel 2>/dev/null || true)
+if [ -z "$top" ] || [ "$(cd "$top" && pwd -P)" != "$(pwd -P)" ]; then
 	[ "$fail" -eq 0 ] || exit 1
 	echo "# not a git checkout: the per-file SPDX check skipped"
 	exit 77
