@@ -90,7 +90,7 @@ esac
 # stdin with a NUL: the client says so before guestd sees it (guestd
 # refuses such a request as bad JSON, whose reply names no id: a client
 # that sent it waited for ever).
-err=$(printf 'a\000b' | timeout 60 "$RAKAZOCTL" guest --url "$URL" \
+err=$(printf 'a\000b' | timeout -k 5 60 "$RAKAZOCTL" guest --url "$URL" \
     --secret-file "$SECRET" exec --stdin-file - -- cat 2>&1) &&
 	t_fail "stdin with a NUL accepted"
 t_contains "$err" "BAD_REQUEST" "stdin with a NUL: $err"
