@@ -112,7 +112,8 @@ for v in "${vals[@]}"; do
 done
 
 # scan: each process's pid, name, environment and command line, one
-# block per process; run inside the container.
+# block per process; run inside the container (expanded there).
+# shellcheck disable=SC2016
 scan='for d in /proc/[0-9]*; do
 	[ -r "$d/environ" ] || continue
 	printf "@@ %s %s\n" "${d#/proc/}" "$(cat "$d/comm" 2>/dev/null)"
