@@ -211,6 +211,12 @@ guest_read_text_file(const char *path, json_t **out)
 			goto out;
 		}
 	}
+	/* json_stringn takes NUL, the protocol's strings never do. */
+	if (memchr(buf, '\0', len) != NULL) {
+		cli_error("BAD_REQUEST: %s holds a NUL byte; use put and "
+		    "redirect instead", path);
+		goto out;
+	}
 	if ((*out = json_stringn(buf, len)) == NULL) {
 		cli_error("BAD_REQUEST: %s is not UTF-8 text", path);
 		goto out;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * read_file: read (a range of) a workspace file.  Text comes back as
- * "content"; bytes that are not UTF-8 as "content_base64".  With
- * "preview": true it is a text preview: at most READ_PREVIEW bytes, cut
+ * "content"; bytes that are not UTF-8, or hold a NUL, as
+ * "content_base64".  With "preview": true it is a text preview: at most
+ * READ_PREVIEW bytes, cut
  * at a whole character, "truncated" when the file goes on, and no bytes
  * at all ("binary": true) for a file that is not text.  A stopped
  * computer is read from its stored home (tool-stored.h, C-15) without
@@ -12,6 +13,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base64.h"
 #include "err.h"
@@ -50,7 +52,13 @@ read_file_content(json_t *res, const void *data, size_t n, int preview)
 
 	if (preview)
 		k = read_file_whole_chars(data, n);
-	if ((s = json_stringn(data != NULL ? data : "", k)) != NULL) {
+	/*
+	 * NUL is valid UTF-8 and json_stringn takes it, but a "content"
+	 * holding \u0000 is refused by our own clients (strings are C
+	 * strings to them): such a file is bytes, not text.
+	 */
+	if ((k == 0 || memchr(data, '\0', k) == NULL) &&
+	    (s = json_stringn(data != NULL ? data : "", k)) != NULL) {
 		json_object_set_new(res, "content", s);
 		if (preview) {
 			json_object_set_new(res, "length",

@@ -250,7 +250,13 @@ exec_signal(struct exec *e, int sig)
 
 /* ---- UTF-8 ------------------------------------------------------------ */
 
-/* A JSON string of p with each invalid byte replaced by U+FFFD. */
+/*
+ * A JSON string of p with each invalid byte, and each NUL, replaced by
+ * U+FFFD.  NUL is valid UTF-8 but the protocol refuses it inside strings
+ * (every reader takes them as C strings): a reply holding \u0000 was
+ * refused whole by the client, losing the command's result.  Exact bytes
+ * are what "stream" is for.
+ */
 static json_t *
 exec_utf8_string(const uint8_t *p, size_t n)
 {
@@ -261,7 +267,7 @@ exec_utf8_string(const uint8_t *p, size_t n)
 
 	buf_init(&b, SIZE_MAX);
 	while (i < n) {
-		k = jsonx_utf8_len(p + i, n - i, NULL);
+		k = p[i] == '\0' ? 0 : jsonx_utf8_len(p + i, n - i, NULL);
 		if (k == 0) {
 			if (buf_append(&b, repl, sizeof(repl)) != 0)
 				goto out;

@@ -30,6 +30,12 @@ t_contains "$out" "computers/team/home/bots/alice" "shell runs in the bot dir"
 t_contains "$(ctl computer show team)" "running" "started on first call"
 ctl shell --bot alice -- 'exit 3' >/dev/null
 t_eq "$?" 3 "shell exit status"
+# Output with NUL bytes: the shell tool answers (each NUL as U+FFFD, the
+# protocol's strings hold none), not a protocol error.
+out=$(ctl shell --bot alice -- "printf 'a\\000b'; echo; echo nul-done") ||
+	t_fail "shell with NUL output: $out"
+t_contains "$out" "a�b" "NUL as U+FFFD"
+t_contains "$out" "nul-done" "output after a NUL"
 
 printf 'payload\001\002' > "$T/in.bin"
 ctl put --bot alice "$T/in.bin" bots/alice/in.bin >/dev/null || t_fail put

@@ -72,6 +72,31 @@ esac
 t_contains "$out" '"exit_code":0' "exit_code in --json"
 t_contains "$out" '"truncated":false' "truncated in --json"
 
+# NUL bytes: streamed they arrive as they are; in a JSON result (where
+# the protocol allows no NUL in a string) each is U+FFFD, and the reply
+# is still one the client takes.
+rk exec -- "printf 'a\\000b\\000'" >"$T/nul.out" || t_fail "streamed NUL failed"
+t_eq "$(od -An -c "$T/nul.out" | tr -d ' ')" 'a\0b\0' "streamed NUL bytes"
+out=$(rk exec --json -- "printf 'a\\000b'; printf '\\000c' >&2") ||
+	t_fail "NUL in a JSON result: $out"
+case "$out" in
+*'"stdout":"a�b"'* | *'"stdout":"a\ufffdb"'*) ;;
+*) t_fail "NUL in stdout: $out" ;;
+esac
+case "$out" in
+*'"stderr":"�c"'* | *'"stderr":"\ufffdc"'*) ;;
+*) t_fail "NUL in stderr: $out" ;;
+esac
+
+# stdin with a NUL: the client says so before guestd sees it (guestd
+# refuses such a request as bad JSON, whose reply names no id: a client
+# that sent it waited for ever).
+err=$(printf 'a\000b' | timeout -k 5 60 "$RAKAZOCTL" guest --url "$URL" \
+    --secret-file "$SECRET" exec --stdin-file - -- cat 2>&1) &&
+	t_fail "stdin with a NUL accepted"
+t_contains "$err" "BAD_REQUEST" "stdin with a NUL: $err"
+t_contains "$err" "NUL byte" "stdin with a NUL named"
+
 # stdin: the request's string, else /dev/null.
 out=$(printf 'qzxw\ndef\n' | rk exec --stdin-file - -- 'tr a-z A-Z; echo end') ||
 	t_fail "stdin failed"

@@ -39,6 +39,10 @@ head -c 5000 /dev/urandom > "$T/bin"
 curl -s -o /dev/null -H "Authorization: Bearer $(cat "$CTL_TOKEN")" -X PUT \
     --data-binary @"$T/bin" \
     "$CTL_URL/v1/computers/team/files?bot=alice&path=shared/data.bin"
+printf 'a\000b' > "$T/nul"
+curl -s -o /dev/null -H "Authorization: Bearer $(cat "$CTL_TOKEN")" -X PUT \
+    --data-binary @"$T/nul" \
+    "$CTL_URL/v1/computers/team/files?bot=alice&path=shared/nul.txt"
 r=$(api POST /v1/computers/team/stop '{}')
 t_contains "$r" '"state":"stopped"' "stopped (revision 1 saved)"
 t_eq "$(guestd_running)" 0 "no machine after the stop"
@@ -69,6 +73,13 @@ t_not_contains "$r" '"content' "and no content"
 r=$(tool read_file '"path":"shared/data.bin"')
 api_field content_base64 | base64 -d > "$T/bin.back"
 cmp -s "$T/bin" "$T/bin.back" || t_fail "binary read differs"
+# A NUL byte is valid UTF-8 but no string of ours holds one: bytes.
+r=$(tool read_file '"path":"shared/nul.txt"')
+t_not_contains "$r" '"content"' "NUL bytes as text"
+api_field content_base64 | base64 -d > "$T/nul.back"
+cmp -s "$T/nul" "$T/nul.back" || t_fail "NUL read differs"
+r=$(tool read_file '"path":"shared/nul.txt","preview":true')
+t_contains "$r" '"binary":true' "no preview of NUL bytes"
 
 # Confinement, with the codes a running machine gives.
 r=$(tool read_file '"path":"../data/state.db"')
