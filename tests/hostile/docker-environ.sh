@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # serve's secrets never reach a docker computer (issue 26, item 1, for the
 # docker provider; guest-environ.sh is the local provider's, k8s-create.sh
 # the kubernetes one's).  serve runs with the object store's keys, the
