@@ -840,9 +840,19 @@ local_wait_port(int fd, pid_t pid, int *port, struct errmsg *err)
 		}
 		errmsg_set(err, ERR_PROVIDER, "guestd reported no port");
 	} else if (r == 0) {
-		(void)waitpid(pid, NULL, 0);
+		int	 st = 0;
+
+		/* How it ended tells a refusal (its log says why) from a
+		 * kill, which leaves the log empty. */
+		if (waitpid(pid, &st, 0) == pid && WIFSIGNALED(st))
+			return errmsg_set(err, ERR_PROVIDER, "guestd was "
+			    "killed by signal %d during start-up (see "
+			    "guestd.log in the computer's directory)",
+			    WTERMSIG(st));
 		return errmsg_set(err, ERR_PROVIDER, "guestd exited during "
-		    "start-up (see guestd.log in the computer's directory)");
+		    "start-up with status %d (see guestd.log in the "
+		    "computer's directory)", WIFEXITED(st) ?
+		    WEXITSTATUS(st) : -1);
 	} else
 		errmsg_set(err, ERR_PROVIDER,
 		    "guestd did not report its port in time");
