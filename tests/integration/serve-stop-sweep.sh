@@ -55,7 +55,8 @@ while [ ! -s "$T/hold.port" ]; do
 done
 
 export OBJECT_STORAGE_BUCKET=rakazo-test
-export OBJECT_STORAGE_ENDPOINT="http://127.0.0.1:$(cat "$T/hold.port")"
+OBJECT_STORAGE_ENDPOINT="http://127.0.0.1:$(cat "$T/hold.port")"
+export OBJECT_STORAGE_ENDPOINT
 export OBJECT_STORAGE_ACCESS_KEY_ID=AKIDRAKAZOTEST
 export OBJECT_STORAGE_SECRET_ACCESS_KEY=not-a-secret-of-anyone
 export OBJECT_STORAGE_REGION=us-east-1
