@@ -39,6 +39,8 @@ struct curl_loop {
 	struct lws_vhost	*vh;
 	lws_sorted_usec_list_t	 timer;
 	int			 inflight;
+	int			 aborting;	/* curl_loop_abort_all() */
+	LIST_HEAD(, curl_loop_xfer) xfers;	/* added */
 };
 
 /* One socket of curl's, watched through lws. */
@@ -78,6 +80,7 @@ curl_loop_check_done(struct curl_loop *l)
 		x->result = msg->data.result;
 		x->done = 1;
 		x->added = 0;
+		LIST_REMOVE(x, entry);
 		l->inflight--;
 		task_cond_broadcast(&x->cv);
 	}
@@ -251,6 +254,7 @@ curl_loop_new(struct curl_loop **out, struct lws_context *ctx,
 		inited = 1;
 	}
 	l = xcalloc(1, sizeof(*l));
+	LIST_INIT(&l->xfers);
 	l->ctx = ctx;
 	l->vh = vh;
 	if ((l->multi = curl_multi_init()) == NULL) {
@@ -291,15 +295,20 @@ curl_loop_start(struct curl_loop *l, struct curl_loop_xfer *x, CURL *easy)
 	x->l = l;
 	x->easy = easy;
 	curl_easy_setopt(easy, CURLOPT_PRIVATE, x);
-	x->added = 1;
-	l->inflight++;
+	if (l->aborting) {
+		x->done = 1;
+		x->result = CURLE_ABORTED_BY_CALLBACK;
+		return;
+	}
 	/* curl's timer callback asks for the first turn at once. */
 	if (curl_multi_add_handle(l->multi, easy) != CURLM_OK) {
-		x->added = 0;
 		x->done = 1;
 		x->result = CURLE_FAILED_INIT;
-		l->inflight--;
+		return;
 	}
+	x->added = 1;
+	l->inflight++;
+	LIST_INSERT_HEAD(&l->xfers, x, entry);
 }
 
 int
@@ -357,5 +366,23 @@ curl_loop_cancel(struct curl_loop_xfer *x)
 		return;
 	curl_multi_remove_handle(x->l->multi, x->easy);
 	x->added = 0;
+	LIST_REMOVE(x, entry);
 	x->l->inflight--;
+}
+
+void
+curl_loop_abort_all(struct curl_loop *l)
+{
+	struct curl_loop_xfer	*x;
+
+	if (l == NULL)
+		return;
+	l->aborting = 1;
+	while ((x = LIST_FIRST(&l->xfers)) != NULL) {
+		curl_loop_cancel(x);
+		x->result = CURLE_ABORTED_BY_CALLBACK;
+		x->done = 1;
+		/* The task runs when the loop turns, as after any ending. */
+		task_cond_broadcast(&x->cv);
+	}
 }

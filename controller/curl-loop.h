@@ -42,6 +42,7 @@ struct curl_loop_xfer {
 	int			 done;
 	CURLcode		 result;	/* after the wait */
 	struct task_cond	 cv;
+	LIST_ENTRY(curl_loop_xfer) entry;	/* while added */
 };
 
 int	curl_loop_new(struct curl_loop **out, struct lws_context *ctx,
@@ -76,5 +77,12 @@ int	curl_loop_perform(struct curl_loop *l, CURL *easy, CURLcode *result,
 	    struct errmsg *e);
 /* Takes a transfer that has not ended off the loop; idempotent. */
 void	curl_loop_cancel(struct curl_loop_xfer *x);
+/*
+ * For shutdown: ends every transfer in flight with
+ * CURLE_ABORTED_BY_CALLBACK and wakes its task, and fails those started
+ * afterwards the same way at once, so that tasks waiting on the network
+ * unwind (and free what they hold) instead of being dropped mid-wait.
+ */
+void	curl_loop_abort_all(struct curl_loop *l);
 
 #endif

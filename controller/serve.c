@@ -562,7 +562,8 @@ serve_sweep_task(void *arg)
 	if (sweep_caps(&serve_api, &n, &next) == 0 && n > 0)
 		log_info("control.expired", "revoked=%d", n);
 	serve_sweep_running = 0;
-	serve_sweep_arm(next);
+	if (!serve_stop)
+		serve_sweep_arm(next);
 }
 
 static void
@@ -570,7 +571,7 @@ serve_sweep_fire(lws_sorted_usec_list_t *sul)
 {
 	(void)sul;
 	serve_sweep_at = 0;
-	if (serve_sweep_running)
+	if (serve_sweep_running || serve_stop)
 		return;		/* its end re-arms */
 	if (task_spawn(serve_sweep_task, NULL) == 0)
 		serve_sweep_running = 1;
@@ -603,18 +604,22 @@ serve_maint_task(void *arg)
 		activity_notify();
 	if (sweep_reconcile(&serve_api, &changed) == 0 && changed > 0)
 		log_info("reconcile", "changed=%d", changed);
-	(void)sweep_idle(&serve_api, &stopped);
-	(void)sweep_objects(&serve_api, &deleted);
+	/* Shutting down (serve_drain()): no new job. */
+	if (!serve_stop)
+		(void)sweep_idle(&serve_api, &stopped);
+	if (!serve_stop)
+		(void)sweep_objects(&serve_api, &deleted);
 	serve_maint_running = 0;
-	lws_sul_schedule(serve_ctx, 0, &serve_maint_sul, serve_maint_fire,
-	    serve_tick_ms * LWS_US_PER_MS);
+	if (!serve_stop)
+		lws_sul_schedule(serve_ctx, 0, &serve_maint_sul,
+		    serve_maint_fire, serve_tick_ms * LWS_US_PER_MS);
 }
 
 static void
 serve_maint_fire(lws_sorted_usec_list_t *sul)
 {
 	(void)sul;
-	if (serve_maint_running)
+	if (serve_maint_running || serve_stop)
 		return;
 	if (task_spawn(serve_maint_task, NULL) == 0)
 		serve_maint_running = 1;
@@ -1113,6 +1118,55 @@ static struct lws_protocols serve_inner_protocols[6];
 static struct curl_loop	*serve_curl;
 static struct s3	*serve_s3;
 
+/* How long exit waits for the periodic jobs (serve_drain()). */
+#define SERVE_DRAIN_MS		5000
+
+static lws_sorted_usec_list_t	 serve_drain_sul;
+static int			 serve_drain_over;
+static int			 serve_objects_checking;
+
+/* One of the controller's own jobs (not a request's) is under way. */
+static int
+serve_jobs_busy(void)
+{
+	return serve_maint_running || serve_sweep_running ||
+	    serve_objects_checking;
+}
+
+static void
+serve_drain_cb(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+	serve_drain_over = 1;
+}
+
+/*
+ * At exit the periodic jobs run to their end before the context goes: a
+ * task left suspended (the object sweep inside an S3 LIST) is never
+ * resumed, so what its frames own (store rows, a store connection, the
+ * request) would never be freed.  Transfers in flight end at once and
+ * new ones fail, so a sweep or the first bucket check unwinds within a
+ * loop turn or two; the bound is for a job waiting on something else (a
+ * guestd revoke).
+ */
+static void
+serve_drain(void)
+{
+	curl_loop_abort_all(serve_curl);
+	if (!serve_jobs_busy())
+		return;
+	serve_drain_over = 0;
+	lws_sul_schedule(serve_ctx, 0, &serve_drain_sul, serve_drain_cb,
+	    SERVE_DRAIN_MS * LWS_US_PER_MS);
+	while (serve_jobs_busy() && !serve_drain_over)
+		if (lws_service(serve_ctx, 0) < 0)
+			break;
+	lws_sul_cancel(&serve_drain_sul);
+	if (serve_jobs_busy())
+		log_warn("serve.drain", "a periodic job did not end within "
+		    "%d ms", SERVE_DRAIN_MS);
+}
+
 static void
 serve_on_signal(int sig)
 {
@@ -1133,6 +1187,7 @@ serve_objects_check_task(void *arg)
 	(void)arg;
 	memset(&e, 0, sizeof e);
 	(void)home_object_check(&e);
+	serve_objects_checking = 0;
 }
 
 /*
@@ -1180,7 +1235,8 @@ serve_objects_setup(const char *data_dir, const char *key_file)
 	log_info("home.object_store", "bucket=%s endpoint=%s addressing=%s "
 	    "part_size=%llu", cfg.bucket, cfg.endpoint, cfg.path_style ?
 	    "path" : "virtual", (unsigned long long)s3_part_size(serve_s3));
-	(void)task_spawn(serve_objects_check_task, NULL);
+	if (task_spawn(serve_objects_check_task, NULL) == 0)
+		serve_objects_checking = 1;
 out:
 	explicit_bzero(ck, sizeof ck);
 	s3_config_release(&cfg);
@@ -1632,6 +1688,8 @@ serve_main(int argc, char **argv)
 	while (!serve_stop)
 		if (lws_service(serve_ctx, 0) < 0)
 			break;
+	serve_stop = 1;
+	serve_drain();
 	status = CLI_EXIT_OK;
 out:
 	/*
