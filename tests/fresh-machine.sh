@@ -120,12 +120,31 @@ if [ "${1:-}" = "--inner" ]; then
 
 	# Every process still running in the fresh root (its namespace),
 	# but the holder.
+	# The root's processes: those in its mount namespace, and their
+	# descendants in namespaces of their own (a local computer's guestd
+	# and its children get one, with a private /proc).
 	in_root() {
-		local p
+		local p pid pp n=-1
+		local -A in=() parent=()
 		for p in /proc/[0-9]*; do
-			[ "${p#/proc/}" != "$HOLDER" ] || continue
+			pid=${p#/proc/}
+			[ "$pid" != "$HOLDER" ] || continue
+			pp=$(awk '/^PPid:/ { print $2 }' "$p/status" \
+			    2>/dev/null) || continue
+			[ -n "$pp" ] || continue
+			parent[$pid]=$pp
 			[ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$NS" ] &&
-			    echo "${p#/proc/}"
+			    in[$pid]=1
+		done
+		while [ "${#in[@]}" -ne "$n" ]; do
+			n=${#in[@]}
+			for pid in "${!parent[@]}"; do
+				[ -z "${in[${parent[$pid]}]:-}" ] ||
+				    in[$pid]=1
+			done
+		done
+		for pid in "${!in[@]}"; do
+			echo "$pid"
 		done
 		return 0
 	}
